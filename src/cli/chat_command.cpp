@@ -1,0 +1,75 @@
+// parley chat: an interactive multi-turn conversation in the terminal.
+// Each turn re-renders the conversation with the model's chat template; the
+// Generator's prefix re-use means only the new turn is prefilled.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/sampling_options.h"
+#include "engine/generator.h"
+#include "model/model.h"
+#include "tokenizer/chat_template.h"
+
+namespace parley {
+namespace {
+
+struct ChatArgs {
+  ModelOptions model;
+  SamplingOptions sampling;
+  std::string system;
+  int32_t max_new = 512;
+  int32_t context = 0;
+};
+
+std::vector<int32_t> encode_conversation(const Tokenizer& tok, const std::vector<ChatMessage>& msgs) {
+  const std::string text = render_chat(tok.vocab(), msgs, true);
+  const auto& v = tok.vocab();
+  // Templates that spell out BOS themselves must not get a second one.
+  const bool has_bos_text = v.bos >= 0 && text.rfind(v.tokens[size_t(v.bos)], 0) == 0;
+  return tok.encode(text, !has_bos_text, true);
+}
+
+void run_chat(const ChatArgs& a) {
+  auto model = a.model.load();
+  ThreadPool pool(a.model.resolved_threads());
+  Generator gen(*model, pool, a.context);
+  const Tokenizer& tok = model->tokenizer();
+  GenerateOptions opts = a.sampling.options(a.max_new);
+  const auto extra_stops = chat_stop_strings(tok.vocab());
+  opts.stop_strings.insert(opts.stop_strings.end(), extra_stops.begin(), extra_stops.end());
+  std::vector<ChatMessage> msgs;
+  if (!a.system.empty()) msgs.push_back({"system", a.system});
+  std::cerr << "chatting with " << model->name() << " — /reset starts over, /quit or end of input leaves\n";
+  for (std::string line;;) {
+    std::cout << "> " << std::flush;
+    if (!std::getline(std::cin, line) || line == "/quit") break;
+    if (line == "/reset") {
+      msgs.resize(a.system.empty() ? 0 : 1);
+      continue;
+    }
+    if (line.empty()) continue;
+    msgs.push_back({"user", line});
+    const auto r = gen.run(encode_conversation(tok, msgs), opts, [](std::string_view text, int32_t) {
+      std::cout << text << std::flush;
+      return true;
+    });
+    std::cout << "\n";
+    std::cerr << "[" << r.tokens.size() << " tokens, " << (r.decode_ms > 0 ? r.tokens.size() * 1000.0 / r.decode_ms : 0)
+              << " tok/s, " << r.prefilled_tokens << " of " << r.prompt_tokens << " prompt tokens prefilled]\n";
+    msgs.push_back({"assistant", r.text});
+  }
+}
+
+}  // namespace
+
+void add_chat_command(CLI::App& app) {
+  auto args = std::make_shared<ChatArgs>();
+  auto* cmd = app.add_subcommand("chat", "interactive multi-turn chat in the terminal");
+  args->model.add_to(*cmd);
+  args->sampling.add_to(*cmd);
+  cmd->add_option("--system", args->system, "system prompt");
+  cmd->add_option("-n,--max-new", args->max_new, "maximum tokens per answer")->capture_default_str();
+  cmd->add_option("-c,--ctx", args->context, "context length (default: the model's)");
+  cmd->callback([args] { run_chat(*args); });
+}
+
+}  // namespace parley

@@ -1,0 +1,28 @@
+#pragma once
+// Subcommands of the `parley` binary; each adds itself to the CLI11 app.
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+namespace parley {
+class Model;
+
+void add_generate_command(CLI::App& app);
+void add_chat_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_mkmodel_command(CLI::App& app);
+
+// Options every model-using command shares.
+struct ModelOptions {
+  std::string model;      // empty: $PARLEY_MODEL, else the bundled model
+  std::string tokenizer;  // llama2.c tokenizer.bin
+  int threads = 0;        // 0: physical cores
+  void add_to(CLI::App& cmd);
+  std::string resolved_model() const;
+  int resolved_threads() const;
+  std::unique_ptr<Model> load() const;  // prints the load time on stderr
+};
+
+}  // namespace parley

@@ -1,0 +1,42 @@
+// parley info: what a model file holds.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "gguf/describe.h"
+#include "model/model.h"
+
+namespace parley {
+namespace {
+
+void print_config(const Model& m) {
+  const ModelConfig& c = m.config();
+  std::cout << "model: " << m.name() << " (" << m.path() << ")\n"
+            << "architecture: " << c.arch << "\n"
+            << "dim " << c.dim << ", layers " << c.n_layers << ", heads " << c.n_heads << ", kv heads "
+            << c.n_kv_heads << ", head dim " << c.head_dim << ", ffn " << c.ffn_dim << ", vocab " << c.vocab_size
+            << ", context " << c.context_length << "\n"
+            << "rms eps " << c.norm_eps << ", rope base " << c.rope_base << ", rope dims " << c.rope_dim
+            << (c.rope_style == RopeStyle::Neox ? " (neox)" : " (interleaved)") << ", rope scale " << c.rope_scale
+            << (m.weights().rope_freqs ? ", llama3 rope freqs" : "") << "\n"
+            << "sliding window " << c.sliding_window << ", qkv bias " << (c.qkv_bias ? "yes" : "no") << ", qk norm "
+            << (c.qk_norm ? "yes" : "no") << ", tied output " << (c.tied_output ? "yes" : "no") << "\n"
+            << "tokenizer: " << (m.tokenizer().vocab().kind == Vocab::Kind::Spm ? "sentencepiece" : "bpe") << ", "
+            << m.tokenizer().vocab().size() << " tokens\n"
+            << "parameters " << m.n_params() << ", weight bytes " << m.weight_bytes() << "\n";
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto model = std::make_shared<ModelOptions>();
+  auto* cmd = app.add_subcommand("info", "architecture, metadata and tensor table of a model file");
+  cmd->add_option("model", model->model, "the model file (default: the bundled model)");
+  cmd->add_option("-z,--tokenizer", model->tokenizer, "llama2.c tokenizer.bin");
+  cmd->callback([model] {
+    auto m = model->load();
+    print_config(*m);
+    if (m->gguf()) std::cout << "\n" << gguf::describe(*m->gguf());
+  });
+}
+
+}  // namespace parley

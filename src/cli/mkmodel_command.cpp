@@ -1,0 +1,55 @@
+// parley mkmodel: a GGUF model with seeded random weights and real shapes.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "kernels/dtype.h"
+#include "model/mkmodel.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+struct MkModelArgs {
+  MkModelSpec spec;
+  std::string preset;
+  std::string type = "f32";
+  std::string out;
+};
+
+void run_mkmodel(MkModelArgs a) {
+  if (!a.preset.empty() && !apply_preset(a.preset, a.spec))
+    throw Error("unknown preset '" + a.preset + "' (known: " + preset_names() + ")");
+  const auto type = dtype_from_name(a.type);
+  if (!type) throw Error("unknown weight type '" + a.type + "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)");
+  a.spec.type = *type;
+  if (a.spec.vocab_from.empty()) a.spec.vocab_from = PARLEY_DEFAULT_MODEL;
+  write_random_model(a.spec, a.out);
+  std::cerr << "wrote " << a.out << "\n";
+}
+
+}  // namespace
+
+void add_mkmodel_command(CLI::App& app) {
+  auto a = std::make_shared<MkModelArgs>();
+  auto* cmd = app.add_subcommand("mkmodel", "write a GGUF model with seeded random weights");
+  cmd->add_option("-o,--out", a->out, "output GGUF path")->required();
+  cmd->add_option("--preset", a->preset, "shape preset: " + preset_names());
+  cmd->add_option("--arch", a->spec.arch, "llama, llama3, tinyllama, mistral, qwen2 or qwen3")->capture_default_str();
+  cmd->add_option("--dim", a->spec.dim, "embedding width")->capture_default_str();
+  cmd->add_option("--layers", a->spec.n_layers, "number of blocks")->capture_default_str();
+  cmd->add_option("--heads", a->spec.n_heads, "attention heads")->capture_default_str();
+  cmd->add_option("--kv-heads", a->spec.n_kv_heads, "key/value heads (default: heads)");
+  cmd->add_option("--head-dim", a->spec.head_dim, "head width (default: dim / heads)");
+  cmd->add_option("--ffn", a->spec.ffn_dim, "feed-forward width (default: about 8/3 dim)");
+  cmd->add_option("--ctx", a->spec.context_length, "context length")->capture_default_str();
+  cmd->add_option("--vocab-size", a->spec.vocab_size, "vocabulary rows (default: the vocabulary file's; more pads)");
+  cmd->add_option("--sliding-window", a->spec.sliding_window, "sliding attention window (mistral default 4096)");
+  cmd->add_flag("--tied", a->spec.tied_output, "share the output matrix with the token embeddings");
+  cmd->add_option("--type", a->type, "weight type of the matrices")->capture_default_str();
+  cmd->add_option("--vocab", a->spec.vocab_from, "GGUF to copy the tokenizer from (default: the bundled model)");
+  cmd->add_option("--seed", a->spec.seed, "random seed")->capture_default_str();
+  cmd->add_option("--name", a->spec.name, "general.name");
+  cmd->callback([a] { run_mkmodel(*a); });
+}
+
+}  // namespace parley

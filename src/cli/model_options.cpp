@@ -1,0 +1,34 @@
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "kernels/thread_pool.h"
+#include "model/model.h"
+
+namespace parley {
+
+void ModelOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("-m,--model", model, "GGUF file or llama2.c checkpoint (default: $PARLEY_MODEL, else the bundled stories260K)");
+  cmd.add_option("-z,--tokenizer", tokenizer, "llama2.c tokenizer.bin (default: beside the checkpoint)");
+  cmd.add_option("-t,--threads", threads, "worker threads (default: physical cores)");
+}
+
+std::string ModelOptions::resolved_model() const {
+  if (!model.empty()) return model;
+  if (const char* env = std::getenv("PARLEY_MODEL"); env && *env) return env;
+  return PARLEY_DEFAULT_MODEL;
+}
+
+int ModelOptions::resolved_threads() const { return threads > 0 ? threads : physical_cores(); }
+
+std::unique_ptr<Model> ModelOptions::load() const {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto m = Model::load(resolved_model(), tokenizer);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "loaded " << m->name() << " (" << m->config().arch << ", " << m->n_params() << " parameters) in "
+            << ms << " ms\n";
+  return m;
+}
+
+}  // namespace parley

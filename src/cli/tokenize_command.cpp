@@ -1,0 +1,49 @@
+// parley tokenize: text (argument or file) to token ids on stdout.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "model/model.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+struct TokenizeArgs {
+  ModelOptions model;
+  std::string text;
+  std::string file;
+  bool no_bos = false;
+  bool special = false;
+};
+
+void run_tokenize(const TokenizeArgs& a) {
+  std::string text = a.text;
+  if (!a.file.empty()) {
+    std::ifstream in(a.file, std::ios::binary);
+    if (!in) throw Error(a.file + ": cannot open");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  auto model = a.model.load();
+  const auto ids = model->tokenizer().encode(text, !a.no_bos, a.special);
+  for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
+  std::cout << "\n";
+}
+
+}  // namespace
+
+void add_tokenize_command(CLI::App& app) {
+  auto args = std::make_shared<TokenizeArgs>();
+  auto* cmd = app.add_subcommand("tokenize", "print the token ids of a text");
+  args->model.add_to(*cmd);
+  cmd->add_option("text", args->text, "the text to tokenize");
+  cmd->add_option("-f,--file", args->file, "read the text from a file instead");
+  cmd->add_flag("--no-bos", args->no_bos, "do not add BOS/EOS tokens");
+  cmd->add_flag("--special", args->special, "recognise special-token texts such as <|im_start|>");
+  cmd->callback([args] { run_tokenize(*args); });
+}
+
+}  // namespace parley

@@ -1,0 +1,52 @@
+#pragma once
+// Token sampling: greedy, temperature, top-k, top-p, min-p, penalties, logit
+// bias, per-request seed. Allocation-free per token after construction.
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace parley {
+
+struct SamplingParams {
+  float temperature = 1.0f;         // 0 = greedy
+  int32_t top_k = 0;                // 0 = off
+  float top_p = 1.0f;               // 1 = off
+  float min_p = 0.0f;               // 0 = off
+  float repetition_penalty = 1.0f;  // 1 = off (CTRL-style: divide positive logits)
+  float frequency_penalty = 0.0f;   // OpenAI-style, over the penalty window
+  float presence_penalty = 0.0f;
+  int32_t penalty_last_n = 64;      // window of recent tokens for the penalties
+  std::vector<std::pair<int32_t, float>> logit_bias;
+  uint64_t seed = 0;                // same seed + same logits = same tokens
+};
+
+class Sampler {
+ public:
+  Sampler(SamplingParams params, int32_t vocab_size);
+  // Chooses the next token; `logits` (vocab_size floats) may be modified.
+  int32_t sample(float* logits);
+  // Records a token in the penalty window (prompt tokens too, if wanted).
+  void accept(int32_t token);
+  // The first step of sample(): adds the logit bias and applies the
+  // repetition, frequency and presence penalties in place.
+  void apply_penalties(float* logits);
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  SamplingParams params_;
+  int32_t vocab_size_;
+  std::mt19937_64 rng_;
+  std::vector<int32_t> recent_;     // ring buffer of the penalty window
+  size_t recent_pos_ = 0, recent_count_ = 0;
+  std::vector<int32_t> counts_;     // occurrences within the window, per token
+  std::vector<std::pair<float, int32_t>> candidates_;
+  std::vector<double> bucket_sums_;  // top-p: total weight per weight bucket
+
+  int32_t argmax(const float* logits) const;
+  int32_t sample_distribution(const float* logits, float max_logit);
+  void keep_top_p(double total);
+  double uniform01();
+};
+
+}  // namespace parley

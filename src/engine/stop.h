@@ -1,0 +1,29 @@
+#pragma once
+// Stop conditions for one generation: stop token ids, stop strings (matched
+// across token boundaries and never emitted even in part), max tokens, EOS.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parley {
+
+enum class FinishReason { None, Stop, Length };
+
+class StopStringMatcher {
+ public:
+  explicit StopStringMatcher(std::vector<std::string> stops);
+  // Feeds newly decoded text. Returns the text that is now safe to emit: a
+  // suffix that could still begin a stop string is held back. After a stop
+  // string is found, stopped() is true and nothing from it on is emitted.
+  std::string push(std::string_view text);
+  std::string flush();  // end of generation without a stop: release what is held
+  bool stopped() const { return stopped_; }
+
+ private:
+  std::vector<std::string> stops_;
+  std::string held_;
+  bool stopped_ = false;
+};
+
+}  // namespace parley

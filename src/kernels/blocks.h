@@ -1,0 +1,103 @@
+#pragma once
+// Block layouts of the quantized GGUF types (as defined by the GGUF / ggml
+// format). Scales are IEEE half floats stored as raw bits. Element i of a block
+// is described next to each struct.
+#include <cstdint>
+#include <cstring>
+
+namespace parley {
+
+constexpr int kQK = 32;    // elements per block of the "legacy" types
+constexpr int kQKK = 256;  // elements per super-block of the K types
+
+// Element i: d * qs[i].
+struct BlockQ8_0 {
+  uint16_t d;
+  int8_t qs[kQK];
+};
+// Element i < 16: d * ((qs[i] & 15) - 8); element i + 16: d * ((qs[i] >> 4) - 8).
+struct BlockQ4_0 {
+  uint16_t d;
+  uint8_t qs[kQK / 2];
+};
+// As Q4_0 without the -8, plus m: d * q + m.
+struct BlockQ4_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qs[kQK / 2];
+};
+// As Q4_0, with bit i of the little-endian 32-bit qh as bit 4 of element i's
+// quant, and -16 instead of -8.
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];
+};
+// As Q5_0 without the -16, plus m: d * q + m.
+struct BlockQ5_1 {
+  uint16_t d;
+  uint16_t m;
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];
+};
+// Eight sub-blocks of 32 with 6-bit scale sc[j] and min m[j] (packed in
+// `scales`, see unpack_k_scales). Chunk c (of 64 elements) uses qs[32c..32c+31]:
+// low nibbles are sub-block 2c, high nibbles sub-block 2c+1.
+// Element: d * sc[j] * q - dmin * m[j].
+struct BlockQ4_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qs[kQKK / 2];
+};
+// As Q4_K with a fifth quant bit: element l of sub-block j takes bit j of qh[l].
+struct BlockQ5_K {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[12];
+  uint8_t qh[kQKK / 8];
+  uint8_t qs[kQKK / 2];
+};
+// Sixteen sub-blocks of 16 with int8 scales. Half h (128 elements) uses
+// ql[64h..], qh[32h..]; for l < 32 its quants (6 bits, minus 32) are
+//   element l:      ql[l] & 15      | (qh[l] >> 0 & 3) << 4
+//   element l + 32: ql[l + 32] & 15 | (qh[l] >> 2 & 3) << 4
+//   element l + 64: ql[l] >> 4      | (qh[l] >> 4 & 3) << 4
+//   element l + 96: ql[l + 32] >> 4 | (qh[l] >> 6 & 3) << 4
+// Element e of the block: d * scales[e / 16] * q.
+struct BlockQ6_K {
+  uint8_t ql[kQKK / 2];
+  uint8_t qh[kQKK / 4];
+  int8_t scales[kQKK / 16];
+  uint16_t d;
+};
+
+static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+
+// The 6-bit scales sc[0..7] and mins m[0..7] of Q4_K / Q5_K. Bytes 0-3 hold
+// sc[0..3] in their low 6 bits, bytes 4-7 m[0..3]; bytes 8-11 hold the low
+// nibbles of sc[4..7] (low half) and m[4..7] (high half), whose top two bits
+// are the top bits of bytes 0-3 (sc) and 4-7 (m). Worked on as 32-bit words.
+// (static: this header is also compiled into the per-ISA kernel files.)
+static inline void unpack_k_scales(const uint8_t* packed, uint8_t sc[8], uint8_t m[8]) {
+  uint32_t w[3];
+  std::memcpy(w, packed, 12);
+  const uint32_t lo6 = 0x3f3f3f3f, lo4 = 0x0f0f0f0f, lo2 = 0x03030303;
+  const uint32_t out[4] = {
+      w[0] & lo6,
+      (w[2] & lo4) | ((w[0] >> 6) & lo2) << 4,
+      w[1] & lo6,
+      ((w[2] >> 4) & lo4) | ((w[1] >> 6) & lo2) << 4,
+  };
+  std::memcpy(sc, out, 8);
+  std::memcpy(m, out + 2, 8);
+}
+
+}  // namespace parley

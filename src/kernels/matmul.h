@@ -1,0 +1,25 @@
+#pragma once
+// Weight matrix x activations, for every weight DType.
+// Decode (n_tokens == 1) is memory-bound; prefill / batched decode compute-bound.
+#include <cstdint>
+
+#include "kernels/dtype.h"
+#include "kernels/thread_pool.h"
+
+namespace parley {
+
+// A row-major weight matrix: `rows` rows of `cols` elements, each row
+// row_bytes(type, cols) bytes, rows contiguous. (GGUF dims = {cols, rows}.)
+struct MatrixView {
+  DType type = DType::F32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const void* data = nullptr;
+};
+
+// y[t * w.rows + r] = sum_c W[r][c] * x[t * w.cols + c], for t < n_tokens.
+// Activations may be quantized on the fly (e.g. to 8-bit for integer dot
+// products). No allocation in the steady state. Work is split over `pool`.
+void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+
+}  // namespace parley

@@ -1,0 +1,88 @@
+#include "model/config.h"
+
+#include <array>
+#include <string_view>
+
+#include "gguf/gguf.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+constexpr std::array<std::string_view, 4> kArchs = {"llama", "mistral", "qwen2", "qwen3"};
+
+void require_positive(const std::string& source, const char* field, int64_t v) {
+  if (v <= 0)
+    throw Error(source + ": " + field + " must be positive, found " + std::to_string(v));
+}
+
+int32_t checked_i32(const std::string& source, const std::string& key, uint64_t v) {
+  if (v > (1u << 30)) throw Error(source + ": " + key + " = " + std::to_string(v) + " is out of range");
+  return int32_t(v);
+}
+
+}  // namespace
+
+bool is_supported_arch(const std::string& arch) {
+  for (auto a : kArchs)
+    if (a == arch) return true;
+  return false;
+}
+
+void ModelConfig::validate(const std::string& source) const {
+  require_positive(source, "embedding length", dim);
+  require_positive(source, "block count", n_layers);
+  require_positive(source, "head count", n_heads);
+  require_positive(source, "head count kv", n_kv_heads);
+  require_positive(source, "head dim", head_dim);
+  require_positive(source, "feed forward length", ffn_dim);
+  require_positive(source, "vocabulary size", vocab_size);
+  require_positive(source, "context length", context_length);
+  if (n_heads % n_kv_heads != 0)
+    throw Error(source + ": head count " + std::to_string(n_heads) +
+                " is not a multiple of head count kv " + std::to_string(n_kv_heads));
+  if (rope_dim <= 0 || rope_dim > head_dim || rope_dim % 2 != 0)
+    throw Error(source + ": rope dimension count " + std::to_string(rope_dim) +
+                " must be even and at most the head dim " + std::to_string(head_dim));
+  if (!(norm_eps > 0.0f) || !(rope_base > 0.0f) || !(rope_scale > 0.0f))
+    throw Error(source + ": norm epsilon, rope base and rope scale must be positive");
+}
+
+ModelConfig config_from_gguf(const gguf::File& f) {
+  ModelConfig c;
+  const std::string& src = f.path();
+  c.arch = f.get_string("general.architecture");
+  if (!is_supported_arch(c.arch))
+    throw Error(src + ": general.architecture '" + c.arch +
+                "' is not supported (expected llama, mistral, qwen2 or qwen3)");
+  const std::string a = c.arch + ".";
+  auto get = [&](const std::string& key) { return checked_i32(src, a + key, f.get_uint(a + key)); };
+  auto get_or = [&](const std::string& key, uint64_t d) {
+    return checked_i32(src, a + key, f.get_uint(a + key, d));
+  };
+  c.dim = get("embedding_length");
+  c.n_layers = get("block_count");
+  c.n_heads = get("attention.head_count");
+  c.n_kv_heads = get_or("attention.head_count_kv", uint64_t(c.n_heads));
+  c.ffn_dim = get("feed_forward_length");
+  c.context_length = get("context_length");
+  c.head_dim = c.n_heads > 0 ? get_or("attention.key_length", uint64_t(c.dim / c.n_heads)) : 0;
+  c.rope_dim = get_or("rope.dimension_count", uint64_t(c.head_dim));
+  c.norm_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
+  c.rope_base = float(f.get_float(a + "rope.freq_base", 10000.0));
+  const std::string scaling = f.get_string(a + "rope.scaling.type", "none");
+  if (scaling == "linear") {
+    c.rope_scale = float(f.get_float(a + "rope.scaling.factor", 1.0));
+  } else if (scaling != "none") {
+    throw Error(src + ": " + a + "rope.scaling.type '" + scaling +
+                "' is not supported (expected none or linear; Llama 3 scaling comes as rope_freqs.weight)");
+  }
+  c.sliding_window = get_or("attention.sliding_window", 0);
+  c.rope_style = (c.arch == "qwen2" || c.arch == "qwen3") ? RopeStyle::Neox : RopeStyle::Interleaved;
+  c.qk_norm = c.arch == "qwen3";
+  c.vocab_size = int32_t(f.get_strings("tokenizer.ggml.tokens").size());
+  if (c.vocab_size == 0) c.vocab_size = get_or("vocab_size", 0);
+  return c;
+}
+
+}  // namespace parley

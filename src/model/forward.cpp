@@ -1,0 +1,159 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernels/ops.h"
+#include "kernels/quant.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+constexpr int32_t kPrefillChunk = 64;  // tokens per matmul during prefill
+
+void add_bias(float* y, const float* bias, int32_t n, int32_t width) {
+  if (!bias) return;
+  for (int32_t t = 0; t < n; ++t) add(y + size_t(t) * size_t(width), bias, width);
+}
+
+}  // namespace
+
+Forward::Forward(const Model& model, ThreadPool& pool, int32_t max_context)
+    : model_(model),
+      c_(model.config()),
+      pool_(pool),
+      rope_(c_, model.weights().rope_freqs),
+      max_context_(max_context > 0 ? std::min(max_context, c_.context_length) : c_.context_length),
+      chunk_(std::min(kPrefillChunk, max_context_)) {
+  const size_t ch = size_t(chunk_);
+  kv_.assign(size_t(c_.n_layers) * 2 * size_t(max_context_) * size_t(c_.kv_dim()), 0.0f);
+  x_.resize(ch * size_t(c_.dim));
+  xb_.resize(ch * size_t(std::max(c_.dim, c_.q_dim())));
+  q_.resize(ch * size_t(c_.q_dim()));
+  k_.resize(ch * size_t(c_.kv_dim()));
+  v_.resize(ch * size_t(c_.kv_dim()));
+  att_.resize(ch * size_t(c_.q_dim()));
+  gate_.resize(ch * size_t(c_.ffn_dim));
+  up_.resize(ch * size_t(c_.ffn_dim));
+  last_logits_.resize(size_t(c_.vocab_size));
+  scores_.resize(size_t(pool.size()) * size_t(max_context_));
+}
+
+float* Forward::k_cache(int32_t layer, int32_t pos) {
+  return kv_.data() + ((size_t(layer) * 2) * size_t(max_context_) + size_t(pos)) * size_t(c_.kv_dim());
+}
+
+float* Forward::v_cache(int32_t layer, int32_t pos) {
+  return kv_.data() + ((size_t(layer) * 2 + 1) * size_t(max_context_) + size_t(pos)) * size_t(c_.kv_dim());
+}
+
+void Forward::truncate(int32_t pos) {
+  if (pos < 0 || pos > pos_) throw Error("Forward::truncate: position " + std::to_string(pos) + " out of range");
+  pos_ = pos;
+}
+
+const float* Forward::eval(const int32_t* tokens, int32_t n, float* all_logits) {
+  if (n <= 0) throw Error("eval: no tokens");
+  if (pos_ + n > max_context_)
+    throw Error("context length exceeded: " + std::to_string(pos_ + n) + " positions, limit " +
+                std::to_string(max_context_));
+  for (int32_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= c_.vocab_size)
+      throw Error("token id " + std::to_string(tokens[i]) + " out of range [0, " + std::to_string(c_.vocab_size) + ")");
+  for (int32_t done = 0; done < n; done += chunk_) {
+    const int32_t m = std::min(chunk_, n - done);
+    eval_chunk(tokens + done, m, all_logits ? all_logits + size_t(done) * size_t(c_.vocab_size) : nullptr);
+  }
+  return last_logits_.data();
+}
+
+void Forward::eval_chunk(const int32_t* tokens, int32_t n, float* all_logits) {
+  const Weights& w = model_.weights();
+  const int32_t dim = c_.dim;
+  for (int32_t t = 0; t < n; ++t) {
+    const auto& e = w.token_embd;
+    const auto* row = static_cast<const uint8_t*>(e.data) + size_t(tokens[t]) * row_bytes(e.type, uint64_t(dim));
+    dequantize_row(e.type, row, x_.data() + size_t(t) * size_t(dim), dim);
+  }
+  rope_.prepare(pos_, n);
+  for (int32_t l = 0; l < c_.n_layers; ++l) {
+    const LayerWeights& lw = w.layers[size_t(l)];
+    for (int32_t t = 0; t < n; ++t)
+      rmsnorm(xb_.data() + size_t(t) * size_t(dim), x_.data() + size_t(t) * size_t(dim), lw.attn_norm, dim, c_.norm_eps);
+    matmul(lw.wq, xb_.data(), q_.data(), n, pool_);
+    matmul(lw.wk, xb_.data(), k_.data(), n, pool_);
+    matmul(lw.wv, xb_.data(), v_.data(), n, pool_);
+    add_bias(q_.data(), lw.bq, n, c_.q_dim());
+    add_bias(k_.data(), lw.bk, n, c_.kv_dim());
+    add_bias(v_.data(), lw.bv, n, c_.kv_dim());
+    attention(l, n);
+    matmul(lw.wo, att_.data(), xb_.data(), n, pool_);
+    for (int32_t t = 0; t < n; ++t) add(x_.data() + size_t(t) * size_t(dim), xb_.data() + size_t(t) * size_t(dim), dim);
+    feed_forward(lw, n);
+  }
+  pos_ += n;
+  if (all_logits) {
+    logits(x_.data(), n, all_logits);
+    std::copy_n(all_logits + size_t(n - 1) * size_t(c_.vocab_size), c_.vocab_size, last_logits_.data());
+  } else {
+    logits(x_.data() + size_t(n - 1) * size_t(dim), 1, last_logits_.data());
+  }
+}
+
+// Q/K norms and RoPE, K/V into the cache, then causal attention of each of
+// the n new tokens over every cached position (within the sliding window).
+void Forward::attention(int32_t layer, int32_t n) {
+  const LayerWeights& lw = model_.weights().layers[size_t(layer)];
+  const int32_t hd = c_.head_dim, qd = c_.q_dim(), kvd = c_.kv_dim();
+  for (int32_t t = 0; t < n; ++t) {
+    float* q = q_.data() + size_t(t) * size_t(qd);
+    float* k = k_.data() + size_t(t) * size_t(kvd);
+    if (lw.q_norm) {
+      for (int32_t h = 0; h < c_.n_heads; ++h) rmsnorm(q + h * hd, q + h * hd, lw.q_norm, hd, c_.norm_eps);
+      for (int32_t h = 0; h < c_.n_kv_heads; ++h) rmsnorm(k + h * hd, k + h * hd, lw.k_norm, hd, c_.norm_eps);
+    }
+    rope_.apply(q, c_.n_heads, t);
+    rope_.apply(k, c_.n_kv_heads, t);
+    std::copy_n(k, kvd, k_cache(layer, pos_ + t));
+    std::copy_n(v_.data() + size_t(t) * size_t(kvd), kvd, v_cache(layer, pos_ + t));
+  }
+  const int32_t group = c_.n_heads / c_.n_kv_heads;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  pool_.run([&](int thread, int n_threads) {
+    float* scores = scores_.data() + size_t(thread) * size_t(max_context_);
+    for (int32_t job = thread; job < n * c_.n_heads; job += n_threads) {
+      const int32_t t = job / c_.n_heads, h = job % c_.n_heads, kvh = h / group;
+      const int32_t p = pos_ + t;
+      const int32_t first = c_.sliding_window > 0 ? std::max(0, p - c_.sliding_window + 1) : 0;
+      const float* q = q_.data() + size_t(t) * size_t(qd) + size_t(h) * size_t(hd);
+      for (int32_t j = first; j <= p; ++j)
+        scores[j - first] = dot(q, k_cache(layer, j) + kvh * hd, hd) * scale;
+      softmax(scores, p - first + 1);
+      float* out = att_.data() + size_t(t) * size_t(qd) + size_t(h) * size_t(hd);
+      std::fill_n(out, hd, 0.0f);
+      for (int32_t j = first; j <= p; ++j) axpy(out, scores[j - first], v_cache(layer, j) + kvh * hd, hd);
+    }
+  });
+}
+
+void Forward::feed_forward(const LayerWeights& lw, int32_t n) {
+  const int32_t dim = c_.dim, ffn = c_.ffn_dim;
+  for (int32_t t = 0; t < n; ++t)
+    rmsnorm(xb_.data() + size_t(t) * size_t(dim), x_.data() + size_t(t) * size_t(dim), lw.ffn_norm, dim, c_.norm_eps);
+  matmul(lw.w_gate, xb_.data(), gate_.data(), n, pool_);
+  matmul(lw.w_up, xb_.data(), up_.data(), n, pool_);
+  for (int32_t t = 0; t < n; ++t) swiglu(gate_.data() + size_t(t) * size_t(ffn), up_.data() + size_t(t) * size_t(ffn), ffn);
+  matmul(lw.w_down, gate_.data(), xb_.data(), n, pool_);
+  for (int32_t t = 0; t < n; ++t) add(x_.data() + size_t(t) * size_t(dim), xb_.data() + size_t(t) * size_t(dim), dim);
+}
+
+void Forward::logits(const float* x, int32_t n, float* out) {
+  const int32_t dim = c_.dim;
+  for (int32_t t = 0; t < n; ++t)
+    rmsnorm(xb_.data() + size_t(t) * size_t(dim), x + size_t(t) * size_t(dim), model_.weights().output_norm, dim, c_.norm_eps);
+  matmul(model_.weights().output, xb_.data(), out, n, pool_);
+}
+
+}  // namespace parley

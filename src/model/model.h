@@ -1,0 +1,46 @@
+#pragma once
+// A loaded model: configuration, weights and tokenizer, from a GGUF file or a
+// llama2.c checkpoint (+ tokenizer.bin). Immutable after loading and shared by
+// every sequence that runs on it.
+#include <memory>
+#include <string>
+
+#include "gguf/gguf.h"
+#include "model/config.h"
+#include "model/weights.h"
+#include "tokenizer/tokenizer.h"
+#include "util/mapped_file.h"
+
+namespace parley {
+
+class Model {
+ public:
+  // `tokenizer_path` is used for llama2.c checkpoints only; empty means
+  // "tokenizer.bin" (or tok<vocab>.bin) beside the checkpoint.
+  static std::unique_ptr<Model> load(const std::string& path, const std::string& tokenizer_path = "");
+
+  const std::string& path() const { return path_; }
+  std::string name() const;  // general.name, else the file name
+  const ModelConfig& config() const { return config_; }
+  const Weights& weights() const { return weights_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const gguf::File* gguf() const { return gguf_.get(); }  // null for llama2.c files
+  uint64_t weight_bytes() const { return weight_bytes_; }
+  uint64_t n_params() const { return n_params_; }
+
+ private:
+  Model() = default;
+  void load_gguf(const std::string& path);
+  void load_llama2c(const std::string& path, const std::string& tokenizer_path);
+
+  std::string path_;
+  ModelConfig config_;
+  Weights weights_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<gguf::File> gguf_;
+  std::unique_ptr<MappedFile> map_;  // llama2.c checkpoint mapping
+  uint64_t weight_bytes_ = 0;
+  uint64_t n_params_ = 0;
+};
+
+}  // namespace parley

@@ -1,0 +1,50 @@
+#include "model/rope.h"
+
+#include <cmath>
+
+namespace parley {
+
+Rope::Rope(const ModelConfig& c, const float* rope_freqs)
+    : head_dim_(c.head_dim), rope_dim_(c.rope_dim), style_(c.rope_style), scale_(c.rope_scale) {
+  const int32_t half = rope_dim_ / 2;
+  inv_freq_.resize(size_t(half));
+  for (int32_t i = 0; i < half; ++i) {
+    inv_freq_[size_t(i)] = std::pow(double(c.rope_base), -2.0 * i / rope_dim_);
+    if (rope_freqs) inv_freq_[size_t(i)] /= double(rope_freqs[i]);
+  }
+}
+
+void Rope::prepare(int32_t pos, int32_t n) {
+  const size_t half = inv_freq_.size();
+  cos_.resize(size_t(n) * half);
+  sin_.resize(size_t(n) * half);
+  for (int32_t t = 0; t < n; ++t) {
+    const double p = double(pos + t) / double(scale_);
+    for (size_t i = 0; i < half; ++i) {
+      const double theta = p * inv_freq_[i];
+      cos_[size_t(t) * half + i] = float(std::cos(theta));
+      sin_[size_t(t) * half + i] = float(std::sin(theta));
+    }
+  }
+}
+
+void Rope::apply(float* vec, int32_t n_heads, int32_t t) const {
+  const size_t half = inv_freq_.size();
+  const float* cs = cos_.data() + size_t(t) * half;
+  const float* sn = sin_.data() + size_t(t) * half;
+  // Interleaved rotates (2i, 2i+1); NeoX rotates (i, i + rope_dim/2).
+  const size_t stride = style_ == RopeStyle::Interleaved ? 2 : 1;
+  const size_t partner = style_ == RopeStyle::Interleaved ? 1 : half;
+  for (int32_t h = 0; h < n_heads; ++h) {
+    float* v = vec + size_t(h) * size_t(head_dim_);
+    for (size_t i = 0; i < half; ++i) {
+      float& a = v[i * stride];
+      float& b = v[i * stride + partner];
+      const float x0 = a, x1 = b;
+      a = x0 * cs[i] - x1 * sn[i];
+      b = x0 * sn[i] + x1 * cs[i];
+    }
+  }
+}
+
+}  // namespace parley

@@ -1,0 +1,37 @@
+#pragma once
+// Views of a model's tensors. Matrices point into the memory-mapped file
+// (zero-copy); small vectors (norms, biases) are kept as owned F32 copies.
+#include <cstdint>
+#include <vector>
+
+#include "kernels/matmul.h"
+
+namespace parley {
+
+struct LayerWeights {
+  const float* attn_norm = nullptr;
+  MatrixView wq, wk, wv, wo;
+  const float* bq = nullptr;  // QKV biases (Qwen2), else null
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* q_norm = nullptr;  // per-head RMSNorm weights (Qwen3), else null
+  const float* k_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  MatrixView w_gate, w_up, w_down;
+};
+
+struct Weights {
+  MatrixView token_embd;  // vocab_size rows of dim
+  const float* output_norm = nullptr;
+  MatrixView output;      // == token_embd when tied
+  const float* rope_freqs = nullptr;  // Llama 3 per-frequency divisors, or null
+  std::vector<LayerWeights> layers;
+  std::vector<std::vector<float>> owned;  // storage of the float vectors above
+
+  const float* keep(std::vector<float> v) {
+    owned.push_back(std::move(v));
+    return owned.back().data();
+  }
+};
+
+}  // namespace parley

@@ -1,0 +1,141 @@
+// The parley binary end to end, run as a subprocess.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+const std::string kBin = PARLEY_BINARY;
+const std::string kShared = PARLEY_SHARED_DIR;
+
+struct Run {
+  int status;
+  std::string out;  // stdout only; stderr goes to err
+  std::string err;
+};
+
+Run run(const std::string& args, const std::string& stdin_text = "") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string in = (dir / ("parley-cli-in-" + std::to_string(::getpid()))).string();
+  const std::string err = (dir / ("parley-cli-err-" + std::to_string(::getpid()))).string();
+  std::ofstream(in) << stdin_text;
+  const std::string cmd = kBin + " " + args + " <" + in + " 2>" + err;
+  Run r{};
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(err);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  std::filesystem::remove(in);
+  std::filesystem::remove(err);
+  return r;
+}
+
+std::string join(const std::vector<int>& ids, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n && i < ids.size(); ++i) s += (i ? " " : "") + std::to_string(ids[i]);
+  return s;
+}
+
+nlohmann::json first_golden() {
+  std::ifstream in(kShared + "/golden/stories260K-greedy.jsonl");
+  std::string line;
+  std::getline(in, line);
+  return nlohmann::json::parse(line);
+}
+
+bool have_shared() { return std::filesystem::exists(kShared + "/golden/stories260K-greedy.jsonl"); }
+
+TEST(Cli, GenerateLlama2cIdsMatchRunC) {
+  if (!have_shared()) GTEST_SKIP() << "../shared not present";
+  const auto g = first_golden();
+  const std::vector<int> want = g["generated_ids"];
+  const auto r = run("generate -m " + kShared + "/models/stories260K.bin -z " + kShared +
+                     "/models/tok512.bin -p 'Once upon a time' --temp 0 --ids -n " + std::to_string(want.size()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, join(want, want.size()) + "\n");
+  EXPECT_NE(r.err.find("tok/s"), std::string::npos) << r.err;
+}
+
+TEST(Cli, GenerateDefaultsToTheBundledModel) {
+  if (!have_shared()) GTEST_SKIP() << "../shared not present";
+  const std::vector<int> want = first_golden()["generated_ids"];
+  const auto r = run("generate -p 'Once upon a time' --temp 0 --ids -n 20");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, join(want, 20) + "\n");
+}
+
+TEST(Cli, StdoutCarriesOnlyTheContinuationUnlessEcho) {
+  const auto plain = run("generate -p 'Once upon a time' --temp 0 -n 30");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("Once upon a time"), std::string::npos) << plain.out;
+  EXPECT_GT(plain.out.size(), 30u);
+  const auto echo = run("generate -p 'Once upon a time' --temp 0 -n 30 --echo");
+  ASSERT_EQ(echo.status, 0) << echo.err;
+  EXPECT_EQ(echo.out, "Once upon a time" + plain.out);
+}
+
+TEST(Cli, SeededSamplingIsReproducible) {
+  const auto a = run("generate -p 'Lily' --temp 1 --seed 42 -n 40 --ids");
+  const auto b = run("generate -p 'Lily' --temp 1 --seed 42 -n 40 --ids");
+  const auto c = run("generate -p 'Lily' --temp 1 --seed 43 -n 40 --ids");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+}
+
+TEST(Cli, Tokenize) {
+  const auto r = run("tokenize 'Once upon a time'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "1 403 407 261 378\n");
+  const auto nobos = run("tokenize --no-bos 'Once upon a time'");
+  EXPECT_EQ(nobos.out, "403 407 261 378\n");
+}
+
+TEST(Cli, InfoShowsMetadataAndTensors) {
+  const auto r = run("info");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("architecture: llama"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("blk.4.ffn_down.weight"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tokenizer.ggml.tokens"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ChatAnswersEachTurn) {
+  const auto r = run("chat --temp 0 -n 20", "Hello there\nTell me a story\n/quit\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Two answers, each reported with its prefill count; the second turn re-uses the cache.
+  size_t turns = 0;
+  for (size_t p = 0; (p = r.err.find("prompt tokens prefilled", p)) != std::string::npos; ++p) ++turns;
+  EXPECT_EQ(turns, 2u) << r.err;
+}
+
+TEST(Cli, MkmodelThenGenerate) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("parley-cli-mk-" + std::to_string(::getpid()) + ".gguf")).string();
+  const auto mk = run("mkmodel --arch qwen2 --dim 64 --layers 2 --heads 4 --kv-heads 2 --type q8_0 -o " + path);
+  ASSERT_EQ(mk.status, 0) << mk.err;
+  const auto info = run("info " + path);
+  EXPECT_NE(info.out.find("architecture: qwen2"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("Q8_0"), std::string::npos) << info.out;
+  const auto gen = run("generate -m " + path + " -p 'hi' -n 5 --ids --temp 0");
+  ASSERT_EQ(gen.status, 0) << gen.err;
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, BadModelFileIsACleanError) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("parley-cli-bad-" + std::to_string(::getpid()) + ".gguf")).string();
+  std::ofstream(path) << "GGUF\x03garbage";
+  const auto r = run("generate -m " + path + " -p hi");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  std::filesystem::remove(path);
+}
+
+}  // namespace

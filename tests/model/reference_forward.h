@@ -1,0 +1,13 @@
+#pragma once
+// A deliberately naive float64 transformer forward pass, written only for the
+// tests: it reads the GGUF metadata and tensors itself (dequantized with the
+// format's reference conversions) and recomputes every position from scratch.
+#include <string>
+#include <vector>
+
+namespace parley::testing {
+
+// Logits (vocab floats) after each of `tokens`, for a llama / qwen2 / qwen3 GGUF.
+std::vector<std::vector<double>> reference_logits(const std::string& gguf_path, const std::vector<int>& tokens);
+
+}  // namespace parley::testing

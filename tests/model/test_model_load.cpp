@@ -1,0 +1,123 @@
+// Loading real files, and clean errors for broken ones.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "model/mkmodel.h"
+#include "model/model.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+const std::string kShared = PARLEY_SHARED_DIR;
+const std::string kBundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("parley-load-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+std::vector<char> read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_all(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+TEST(ModelLoad, BundledGguf) {
+  auto m = Model::load(kBundled);
+  const auto& c = m->config();
+  EXPECT_EQ(c.arch, "llama");
+  EXPECT_EQ(c.dim, 64);
+  EXPECT_EQ(c.n_layers, 5);
+  EXPECT_EQ(c.n_heads, 8);
+  EXPECT_EQ(c.n_kv_heads, 4);
+  EXPECT_EQ(c.vocab_size, 512);
+  EXPECT_EQ(c.context_length, 512);
+  EXPECT_TRUE(c.tied_output);
+  EXPECT_EQ(m->tokenizer().vocab().size(), 512);
+}
+
+TEST(ModelLoad, Llama2cCheckpoint) {
+  const std::string bin = kShared + "/models/stories260K.bin";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << "../shared/models/stories260K.bin not present";
+  auto m = Model::load(bin, kShared + "/models/tok512.bin");
+  const auto& c = m->config();
+  EXPECT_EQ(c.dim, 64);
+  EXPECT_EQ(c.ffn_dim, 172);
+  EXPECT_EQ(c.n_kv_heads, 4);
+  EXPECT_EQ(c.vocab_size, 512);
+  EXPECT_TRUE(c.tied_output);
+}
+
+TEST(ModelLoad, TruncatedLlama2cNamesTheArray) {
+  const std::string bin = kShared + "/models/stories260K.bin";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << "../shared/models/stories260K.bin not present";
+  auto bytes = read_all(bin);
+  bytes.resize(bytes.size() / 2);
+  const std::string path = temp_path("trunc.bin");
+  write_all(path, bytes);
+  try {
+    Model::load(path, kShared + "/models/tok512.bin");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(ModelLoad, SeparateClassifierLlama2c) {
+  // A llama2.c header with a negative vocab size has its own classifier.
+  const int32_t dim = 8, hidden = 16, layers = 1, heads = 2, kv = 1, vocab = 512, seq = 4;
+  const int32_t header[7] = {dim, hidden, layers, heads, kv, -vocab, seq};
+  const size_t kvd = size_t(dim / heads * kv);
+  const size_t floats = size_t(vocab * dim) + dim + dim * dim + 2 * dim * kvd + dim * dim + dim + 3 * dim * hidden + dim +
+                        size_t(seq * dim / heads) + size_t(vocab * dim);
+  std::vector<char> bytes(sizeof(header) + floats * 4, 0);
+  std::memcpy(bytes.data(), header, sizeof(header));
+  const std::string path = temp_path("sep.bin");
+  write_all(path, bytes);
+  const std::string tok = kShared + "/models/tok512.bin";
+  if (!std::filesystem::exists(tok)) GTEST_SKIP() << "../shared/models/tok512.bin not present";
+  auto m = Model::load(path, tok);
+  EXPECT_FALSE(m->config().tied_output);
+  EXPECT_NE(m->weights().output.data, m->weights().token_embd.data);
+  bytes.resize(bytes.size() - 4);
+  write_all(path, bytes);
+  EXPECT_THROW(Model::load(path, tok), Error);
+  std::filesystem::remove(path);
+}
+
+TEST(ModelLoad, MissingAndMisshapenTensorsAreNamed) {
+  MkModelSpec s;
+  s.dim = 64;
+  s.n_layers = 1;
+  s.n_heads = 4;
+  s.vocab_from = kBundled;
+  const std::string path = temp_path("ok.gguf");
+  write_random_model(s, path);
+  // Rename a tensor in place: the loader must report it missing.
+  auto bytes = read_all(path);
+  const std::string name = "blk.0.ffn_up.weight";
+  auto it = std::search(bytes.begin(), bytes.end(), name.begin(), name.end());
+  ASSERT_NE(it, bytes.end());
+  *(it + 8) = 'X';  // "blk.0.ffX_up.weight"
+  const std::string broken = temp_path("missing.gguf");
+  write_all(broken, bytes);
+  try {
+    Model::load(broken);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("blk.0.ffn_up.weight"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+  std::filesystem::remove(broken);
+}
+
+}  // namespace
+}  // namespace parley
