@@ -21,11 +21,7 @@ struct ChatArgs {
 };
 
 std::vector<int32_t> encode_conversation(const Tokenizer& tok, const std::vector<ChatMessage>& msgs) {
-  const std::string text = render_chat(tok.vocab(), msgs, true);
-  const auto& v = tok.vocab();
-  // Templates that spell out BOS themselves must not get a second one.
-  const bool has_bos_text = v.bos >= 0 && text.rfind(v.tokens[size_t(v.bos)], 0) == 0;
-  return tok.encode(text, !has_bos_text, true);
+  return tok.encode(render_chat(tok.vocab(), msgs, true), true, true);
 }
 
 void run_chat(const ChatArgs& a) {
@@ -34,8 +30,9 @@ void run_chat(const ChatArgs& a) {
   Generator gen(*model, pool, a.context);
   const Tokenizer& tok = model->tokenizer();
   GenerateOptions opts = a.sampling.options(a.max_new);
-  const auto extra_stops = chat_stop_strings(tok.vocab());
-  opts.stop_strings.insert(opts.stop_strings.end(), extra_stops.begin(), extra_stops.end());
+  // Template formats end a turn with a special token (EOS/EOT); the plain
+  // fallback format has none, so the next "User:" line ends the answer.
+  if (detect_chat_family(tok.vocab().chat_template) == ChatFamily::Plain) opts.stop_strings.push_back("\nUser:");
   std::vector<ChatMessage> msgs;
   if (!a.system.empty()) msgs.push_back({"system", a.system});
   std::cerr << "chatting with " << model->name() << " — /reset starts over, /quit or end of input leaves\n";

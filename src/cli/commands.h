@@ -13,6 +13,7 @@ void add_chat_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_mkmodel_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 // Options every model-using command shares.
 struct ModelOptions {

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   parley::add_tokenize_command(app);
   parley::add_info_command(app);
   parley::add_mkmodel_command(app);
+  parley::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,7 +20,8 @@ void require(bool ok, const std::string& what) {
 // Validates every field; comparisons are written so that NaN fails them.
 void validate(const SamplingParams& p, int32_t vocab_size) {
   require(vocab_size > 0, "vocabulary size must be > 0, got " + std::to_string(vocab_size));
-  require(p.temperature >= 0.0f, "temperature must be >= 0, got " + std::to_string(p.temperature));
+  require(p.temperature >= 0.0f && std::isfinite(p.temperature),
+          "temperature must be finite and >= 0, got " + std::to_string(p.temperature));
   require(p.top_k >= 0, "top_k must be >= 0 (0 = off), got " + std::to_string(p.top_k));
   require(p.top_p > 0.0f && p.top_p <= 1.0f,
           "top_p must be in (0, 1], got " + std::to_string(p.top_p));
@@ -49,7 +50,7 @@ bool higher(const std::pair<float, int32_t>& a, const std::pair<float, int32_t>&
 // Bit patterns of non-negative floats order like their values; keeping the
 // exponent and 4 mantissa bits gives monotone buckets, 16 per factor of two.
 constexpr int kKeyShift = 19;
-constexpr size_t kNumKeys = (0x3F800000u >> kKeyShift) + 1;  // weights lie in [0, 1]
+constexpr uint32_t kNumKeys = (0x3F800000u >> kKeyShift) + 1;  // weights lie in [0, 1]
 
 uint32_t weight_key(float weight) {
   return std::bit_cast<uint32_t>(weight) >> kKeyShift;
@@ -138,6 +139,9 @@ int32_t Sampler::sample_distribution(const float* logits, float max_logit) {
   }
   const auto k = static_cast<size_t>(params_.top_k);
   if (k > 0 && k < candidates_.size()) {
+    // Faster than nth_element for the usual small k (most candidates are
+    // rejected by one comparison with the heap top), and fully sorted under
+    // a total order, so the draw does not depend on the library.
     std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<ptrdiff_t>(k),
                       candidates_.end(), higher);
     candidates_.resize(k);

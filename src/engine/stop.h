@@ -16,6 +16,9 @@ class StopStringMatcher {
   // Feeds newly decoded text. Returns the text that is now safe to emit: a
   // suffix that could still begin a stop string is held back. After a stop
   // string is found, stopped() is true and nothing from it on is emitted.
+  // The stop string that completes first wins (the longer if several end on
+  // the same byte), so the result does not depend on how text is split.
+  // Empty stop strings are ignored.
   std::string push(std::string_view text);
   std::string flush();  // end of generation without a stop: release what is held
   bool stopped() const { return stopped_; }

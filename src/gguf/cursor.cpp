@@ -17,7 +17,7 @@ void Cursor::fail(const Where& where, const std::string& what) const {
 
 void Cursor::truncated(uint64_t n, const Where& where, std::string_view field) const {
   fail(where, std::string(field) + " needs " + std::to_string(n) + " bytes at offset " + std::to_string(pos_) +
-                  " but the file ends after " + std::to_string(remaining()) + " more (file truncated?)");
+                  ", but only " + std::to_string(remaining()) + " are left (file truncated?)");
 }
 
 void Cursor::check_count(uint64_t count, uint64_t min_bytes, const Where& where, std::string_view field) const {

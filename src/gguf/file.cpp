@@ -56,6 +56,12 @@ uint64_t TensorInfo::n_bytes() const {
   return dims.empty() ? 0 : row_bytes(type, dims[0]) * rows;
 }
 
+std::string shape_text(const std::vector<uint64_t>& dims) {
+  std::string s;
+  for (const auto d : dims) s += (s.empty() ? "" : " x ") + std::to_string(d);
+  return s;
+}
+
 std::unique_ptr<File> File::open(const std::string& path) {
   std::unique_ptr<File> f(new File(std::make_unique<MappedFile>(path)));
   f->parse();

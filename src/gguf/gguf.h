@@ -73,6 +73,9 @@ struct TensorInfo {
   uint64_t n_bytes() const;
 };
 
+// "64 x 512": dims innermost first, as in the file.
+std::string shape_text(const std::vector<uint64_t>& dims);
+
 class File {
  public:
   // Maps and parses `path`; throws parley::Error on any malformed content.

@@ -5,20 +5,21 @@
 #include <numeric>
 
 #include "gguf/cursor.h"
+#include "gguf/format.h"
 #include "gguf/gguf.h"
 
 namespace parley::gguf {
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
-constexpr uint32_t kMaxDims = 4;
 constexpr int kMaxArrayDepth = 8;
-constexpr uint64_t kDefaultAlignment = 32;
+// Each element becomes a Value (48 bytes): a cap keeps a corrupt length in a
+// large file from costing gigabytes. Real vocabularies hold well under 2M.
+constexpr uint64_t kMaxArrayLength = uint64_t(1) << 24;
 // Smallest encodings, used to reject counts the rest of the file cannot hold.
-constexpr uint64_t kMinKvBytes = 8 + 4 + 1;              // empty key, value type, 1-byte value
+constexpr uint64_t kMinKvBytes = 8 + 4 + 1;                  // empty key, value type, 1-byte value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;  // empty name, n_dims, one dim, type, offset
-constexpr uint64_t kMinStringBytes = 8;                  // empty string
-constexpr uint64_t kMinArrayBytes = 4 + 8;               // element type, length
+constexpr uint64_t kMinStringBytes = 8;                      // empty string
+constexpr uint64_t kMinArrayBytes = 4 + 8;                   // element type, length
 
 std::string hex32(uint32_t x) {
   char buf[16];
@@ -44,6 +45,8 @@ Array read_array(Cursor& c, const Where& w, int depth) {
   const uint64_t fixed = value_type_size(a.elem_type);
   const uint64_t min_bytes = fixed ? fixed : a.elem_type == ValueType::STRING ? kMinStringBytes : kMinArrayBytes;
   c.check_count(n, min_bytes, w, "array length");
+  if (n > kMaxArrayLength)
+    c.fail(w, "array length " + std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxArrayLength));
   a.items.reserve(n);
   for (uint64_t i = 0; i < n; ++i) a.items.push_back(read_value(c, a.elem_type, Where{&w, {}, i}, depth));
   return a;
@@ -97,14 +100,8 @@ uint64_t read_alignment(const Cursor& c, const std::map<std::string, Value>& met
   if (it->second.type != ValueType::UINT32)
     c.fail(w, "type is " + type_description(it->second) + ", expected UINT32");
   const auto a = it->second.as_uint();
-  if (a == 0 || (a & (a - 1)) != 0) c.fail(w, "value " + std::to_string(a) + " is not a power of two");
+  if (!valid_alignment(a)) c.fail(w, "value " + std::to_string(a) + " is not a power of two");
   return a;
-}
-
-std::string shape_text(const std::vector<uint64_t>& dims) {
-  std::string s;
-  for (const auto d : dims) s += (s.empty() ? "" : " x ") + std::to_string(d);
-  return s;
 }
 
 std::string tensor_label(const std::string& name) { return "tensor '" + name + "'"; }

@@ -5,21 +5,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <type_traits>
 
+#include "gguf/format.h"
 #include "util/error.h"
 
 namespace parley::gguf {
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" as a little-endian u32
 constexpr uint32_t kVersion = 3;
-constexpr uint64_t kDefaultAlignment = 32;
-constexpr size_t kMaxDims = 4;
 
 using Bytes = std::vector<uint8_t>;
 
@@ -82,8 +81,52 @@ void put_value(Bytes& b, const Value& v) {
 
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-[[noreturn]] void key_error(const std::string& where, const std::string& key, const std::string& what) {
-  throw Error(where + ": metadata key '" + key + "': " + what);
+[[noreturn]] void key_error(const std::string& path, const std::string& key, const std::string& what) {
+  throw Error(path + ": metadata key '" + key + "': " + what);
+}
+
+// general.alignment when set: it must be a UINT32 power of two, as readers require.
+uint64_t alignment_of(const std::vector<std::pair<std::string, Value>>& kv, const std::string& path) {
+  for (const auto& [key, value] : kv) {
+    if (key != "general.alignment") continue;
+    if (value.type != ValueType::UINT32) key_error(path, key, "type is " + type_description(value) + ", expected UINT32");
+    const uint64_t a = value.as_uint();
+    if (!valid_alignment(a)) key_error(path, key, "value " + std::to_string(a) + " is not a power of two");
+    return a;
+  }
+  return kDefaultAlignment;
+}
+
+void put_metadata(Bytes& b, const std::vector<std::pair<std::string, Value>>& kv, const std::string& path) {
+  for (const auto& [key, value] : kv) {
+    put_string(b, key);
+    put<uint32_t>(b, uint32_t(value.type));
+    try {
+      put_value(b, value);
+    } catch (const Error& e) {
+      key_error(path, key, e.what());
+    }
+  }
+}
+
+// Streams `head` then each tensor at its offset, zero padding in between and
+// up to the alignment at the end.
+template <class Tensors>
+void write_file(const std::string& path, const Bytes& head, const Tensors& tensors,
+                const std::vector<uint64_t>& offsets, uint64_t alignment) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(path + ": cannot create: " + std::strerror(errno));
+  out.write(reinterpret_cast<const char*>(head.data()), std::streamsize(head.size()));
+  const std::vector<char> zeros(alignment, 0);
+  uint64_t written = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    out.write(zeros.data(), std::streamsize(offsets[i] - written));
+    out.write(reinterpret_cast<const char*>(tensors[i].data.data()), std::streamsize(tensors[i].data.size()));
+    written = offsets[i] + tensors[i].data.size();
+  }
+  out.write(zeros.data(), std::streamsize(align_up(written, alignment) - written));
+  out.close();
+  if (!out) throw Error(path + ": write failed");
 }
 
 }  // namespace
@@ -103,7 +146,9 @@ void Writer::add_tensor(const std::string& name, DType type, std::vector<uint64_
   if (dims.empty() || dims.size() > kMaxDims)
     throw Error(where + std::to_string(dims.size()) + " dims, expected 1 to " + std::to_string(kMaxDims));
   const auto& tr = traits(type);
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) throw Error(where + "a dimension is 0");
+  uint64_t elems = 1;
+  for (const auto d : dims)
+    if (d == 0 || __builtin_mul_overflow(elems, d, &elems)) throw Error(where + "a dimension is 0 or the shape overflows");
   if (dims[0] % uint64_t(tr.block_elems) != 0)
     throw Error(where + "row of " + std::to_string(dims[0]) + " elements is not a multiple of the " +
                 std::string(tr.name) + " block size " + std::to_string(tr.block_elems));
@@ -114,27 +159,13 @@ void Writer::add_tensor(const std::string& name, DType type, std::vector<uint64_
 }
 
 void Writer::write(const std::string& path) const {
-  uint64_t alignment = kDefaultAlignment;
+  const uint64_t alignment = alignment_of(kv_, path);
   Bytes head;
   put<uint32_t>(head, kMagic);
   put<uint32_t>(head, kVersion);
   put<uint64_t>(head, tensors_.size());
   put<uint64_t>(head, kv_.size());
-  for (const auto& [key, value] : kv_) {
-    if (key == "general.alignment") {
-      if (value.type != ValueType::UINT32) key_error(path, key, std::string("type is ") + value_type_name(value.type) + ", expected UINT32");
-      alignment = value.as_uint();
-      if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-        key_error(path, key, "value " + std::to_string(alignment) + " is not a power of two");
-    }
-    put_string(head, key);
-    put<uint32_t>(head, uint32_t(value.type));
-    try {
-      put_value(head, value);
-    } catch (const Error& e) {
-      key_error(path, key, e.what());
-    }
-  }
+  put_metadata(head, kv_, path);
   std::vector<uint64_t> offsets;
   uint64_t data_size = 0;
   for (const auto& t : tensors_) {
@@ -148,30 +179,19 @@ void Writer::write(const std::string& path) const {
   }
   head.resize(align_up(head.size(), alignment), 0);
 
-  // Unique per process, beside the target so that the rename stays atomic.
+  // Written beside the target, under a per-process name, so that the rename
+  // is atomic and readers never see a half-written file.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(tmp + ": cannot create: " + std::strerror(errno));
-    out.write(reinterpret_cast<const char*>(head.data()), std::streamsize(head.size()));
-    const std::vector<char> zeros(alignment, 0);
-    uint64_t written = 0;
-    for (size_t i = 0; i < tensors_.size(); ++i) {
-      out.write(zeros.data(), std::streamsize(offsets[i] - written));
-      out.write(reinterpret_cast<const char*>(tensors_[i].data.data()), std::streamsize(tensors_[i].data.size()));
-      written = offsets[i] + tensors_[i].data.size();
-    }
-    out.write(zeros.data(), std::streamsize(align_up(written, alignment) - written));
-    out.close();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      throw Error(tmp + ": write failed");
-    }
-  }
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  try {
+    write_file(tmp, head, tensors_, offsets, alignment);
+    std::filesystem::rename(tmp, path, ec);
+  } catch (const Error&) {
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
   if (ec) {
-    std::filesystem::remove(tmp);
+    std::filesystem::remove(tmp, ec);
     throw Error(path + ": cannot rename " + tmp + " into place: " + ec.message());
   }
 }

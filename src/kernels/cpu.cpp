@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <optional>
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -34,7 +35,8 @@ bool amx_usable() {
 bool cpu_has(Isa isa) {
   __builtin_cpu_init();
   // The flags each path's files are compiled with (see CMakeLists.txt).
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("f16c");
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512dq");

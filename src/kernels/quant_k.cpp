@@ -187,9 +187,13 @@ void dequantize_row_k(DType type, const uint8_t* src, float* dst, int64_t n) {
 }
 
 void quantize_row_k(DType type, const float* src, uint8_t* dst, int64_t n) {
-  const auto quantize = type == DType::Q4_K   ? quantize_q4_k
-                        : type == DType::Q5_K ? quantize_q5_k
-                                              : quantize_q6_k;
+  void (*quantize)(const float*, uint8_t*) = nullptr;
+  switch (type) {
+    case DType::Q4_K: quantize = quantize_q4_k; break;
+    case DType::Q5_K: quantize = quantize_q5_k; break;
+    case DType::Q6_K: quantize = quantize_q6_k; break;
+    default: return;
+  }
   const int bytes = traits(type).block_bytes;
   for (int64_t i = 0; i < n / 256; ++i) quantize(src + i * 256, dst + i * bytes);
 }

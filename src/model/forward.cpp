@@ -25,7 +25,7 @@ Forward::Forward(const Model& model, ThreadPool& pool, int32_t max_context)
       c_(model.config()),
       pool_(pool),
       rope_(c_, model.weights().rope_freqs),
-      max_context_(max_context > 0 ? std::min(max_context, c_.context_length) : c_.context_length),
+      max_context_(max_context > 0 ? max_context : c_.context_length),
       chunk_(std::min(kPrefillChunk, max_context_)) {
   const size_t ch = size_t(chunk_);
   kv_.assign(size_t(c_.n_layers) * 2 * size_t(max_context_) * size_t(c_.kv_dim()), 0.0f);

@@ -13,8 +13,8 @@ namespace parley {
 
 class Forward {
  public:
-  // max_context 0 = the model's context length. Buffers are allocated here,
-  // never per token.
+  // max_context 0 = the model's training context length; larger values are
+  // allowed (as llama.cpp's n_ctx). Buffers are allocated here, never per token.
   Forward(const Model& model, ThreadPool& pool, int32_t max_context = 0);
 
   // Appends tokens at positions pos()..pos()+n-1 (split into chunks for

@@ -114,8 +114,9 @@ void pad_vocab(gguf::Writer& w, const gguf::File& src, int32_t n_tokens, int32_t
 void copy_vocab(const MkModelSpec& s, gguf::Writer& w, int32_t& vocab_size) {
   auto src = gguf::File::open(s.vocab_from);
   int32_t n_tokens = 0;
-  for (const auto& [key, value] : src->metadata()) {
+  for (const auto& key : src->keys()) {
     if (key.rfind("tokenizer.", 0) != 0) continue;
+    const gguf::Value& value = *src->find(key);
     if (key == "tokenizer.ggml.tokens") n_tokens = int32_t(value.as_array().items.size());
     w.set(key, value);
   }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,6 +78,8 @@ struct Case {
   std::string expected;
   bool stopped;
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 const std::vector<Case> kCases = {
     {"simple", {"STOP"}, "The end. STOP here", "The end. ", true},

@@ -1,5 +1,5 @@
-// The reader on real GGUF files from ../shared: the stories260K model and the
-// vocabulary-only files of four tokenizers.
+// The reader on real GGUF files: the stories260K model and the vocabulary-only
+// files of four tokenizers from ../shared.
 #include <chrono>
 
 #include "gguf/gguf.h"
@@ -11,7 +11,7 @@ namespace {
 
 using test::shared_path;
 
-const std::string kStories = shared_path("models/stories260K.gguf");
+const std::string kStories = test::stories_path();
 
 TEST(RealFiles, Stories260KHeaderAndMetadata) {
   SKIP_IF_ABSENT(kStories);

@@ -13,9 +13,13 @@ namespace {
 Value with(ValueType t, uint64_t x) { return {t, x}; }
 Value with(ValueType t, int64_t x) { return {t, x}; }
 
+// An array of arrays of strings.
+Value nested_strings() {
+  return Value::array(ValueType::ARRAY, {Value::strings({"x", "yy"}), Value::strings({}), Value::strings({"z"})});
+}
+
 std::vector<std::pair<std::string, Value>> every_value() {
   using VT = ValueType;
-  const Value nested = Value::array(VT::ARRAY, {Value::strings({"x", "yy"}), Value::strings({}), Value::strings({"z"})});
   return {
       {"t.u8", with(VT::UINT8, uint64_t(200))},
       {"t.i8", with(VT::INT8, int64_t(-100))},
@@ -37,7 +41,7 @@ std::vector<std::pair<std::string, Value>> every_value() {
       {"a.bools", Value::array(VT::BOOL, {Value::boolean(false), Value::boolean(true)})},
       {"a.f64", Value::array(VT::FLOAT64, {{VT::FLOAT64, -0.5}})},
       {"a.empty_i64", Value::array(VT::INT64, {})},
-      {"a.nested_strings", nested},
+      {"a.nested_strings", nested_strings()},
       {"a.deep", Value::array(VT::ARRAY, {Value::array(VT::ARRAY, {Value::array(VT::UINT16, {with(VT::UINT16, uint64_t(7))})})})},
   };
 }
@@ -103,7 +107,7 @@ TEST(RoundTrip, SmallAlignment) { check_round_trip(8); }
 
 TEST(RoundTrip, NestedStringArrayReadsBack) {
   Writer w;
-  w.set("n", every_value()[20].second);
+  w.set("n", nested_strings());
   test::TempDir dir;
   w.write(dir.file("n.gguf"));
   const auto f = File::open(dir.file("n.gguf"));
@@ -185,11 +189,18 @@ TEST(WriterErrors, BadAlignment) {
   EXPECT_TRUE(test::contains_all(write_error(w), {"general.alignment", "expected UINT32"}));
 }
 
+TEST(WriterErrors, UnwritablePath) {
+  Writer w;
+  w.set("k", Value::u32(1));
+  EXPECT_THROW(w.write("/nonexistent-dir/x.gguf"), Error);
+}
+
 TEST(WriterErrors, BadTensors) {
   Writer w;
   EXPECT_THROW(w.add_tensor("a", DType::F32, {4}, std::vector<uint8_t>(15)), Error);
   EXPECT_THROW(w.add_tensor("a", DType::Q8_0, {33}, std::vector<uint8_t>(34)), Error);
   EXPECT_THROW(w.add_tensor("a", DType::F32, {4, 0}, {}), Error);
+  EXPECT_THROW(w.add_tensor("a", DType::F32, {uint64_t(1) << 62, 4}, {}), Error);  // bytes wrap to 0
   EXPECT_THROW(w.add_tensor("a", DType::F32, {1, 1, 1, 1, 1}, std::vector<uint8_t>(4)), Error);
   w.add_tensor("a", DType::F32, {1}, std::vector<uint8_t>(4));
   try {

@@ -19,6 +19,12 @@ namespace parley::gguf::test {
 inline std::string shared_path(const std::string& rel) { return std::string(PARLEY_SHARED_DIR) + "/" + rel; }
 inline bool exists(const std::string& path) { return std::filesystem::exists(path); }
 
+// The stories260K model: from ../shared, else the copy bundled in models/.
+inline std::string stories_path() {
+  const auto shared = shared_path("models/stories260K.gguf");
+  return exists(shared) ? shared : std::string(PARLEY_SOURCE_DIR) + "/models/stories260K.gguf";
+}
+
 #define SKIP_IF_ABSENT(path) \
   if (!parley::gguf::test::exists(path)) GTEST_SKIP() << "test data " << (path) << " is absent"
 

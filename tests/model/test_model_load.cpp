@@ -1,10 +1,13 @@
 // Loading real files, and clean errors for broken ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
+#include "gguf/writer.h"
 #include "model/mkmodel.h"
 #include "model/model.h"
 #include "util/error.h"
@@ -37,8 +40,8 @@ TEST(ModelLoad, BundledGguf) {
   EXPECT_EQ(c.n_heads, 8);
   EXPECT_EQ(c.n_kv_heads, 4);
   EXPECT_EQ(c.vocab_size, 512);
-  EXPECT_EQ(c.context_length, 512);
-  EXPECT_TRUE(c.tied_output);
+  EXPECT_EQ(c.context_length, 128);  // what the llama.cpp converter wrote
+  EXPECT_FALSE(c.tied_output);        // the converter writes output.weight out
   EXPECT_EQ(m->tokenizer().vocab().size(), 512);
 }
 
@@ -80,10 +83,10 @@ TEST(ModelLoad, SeparateClassifierLlama2c) {
                         size_t(seq * dim / heads) + size_t(vocab * dim);
   std::vector<char> bytes(sizeof(header) + floats * 4, 0);
   std::memcpy(bytes.data(), header, sizeof(header));
-  const std::string path = temp_path("sep.bin");
-  write_all(path, bytes);
   const std::string tok = kShared + "/models/tok512.bin";
   if (!std::filesystem::exists(tok)) GTEST_SKIP() << "../shared/models/tok512.bin not present";
+  const std::string path = temp_path("sep.bin");
+  write_all(path, bytes);
   auto m = Model::load(path, tok);
   EXPECT_FALSE(m->config().tied_output);
   EXPECT_NE(m->weights().output.data, m->weights().token_embd.data);
@@ -114,6 +117,38 @@ TEST(ModelLoad, MissingAndMisshapenTensorsAreNamed) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("blk.0.ffn_up.weight"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+  std::filesystem::remove(broken);
+}
+
+TEST(ModelLoad, WrongShapeIsNamedWithBothShapes) {
+  MkModelSpec s;
+  s.dim = 64;
+  s.n_layers = 1;
+  s.n_heads = 4;
+  s.vocab_from = kBundled;
+  const std::string path = temp_path("shape-src.gguf");
+  write_random_model(s, path);
+  // Rewrite the file with one tensor reshaped (same bytes, other dims).
+  auto src = gguf::File::open(path);
+  gguf::Writer w;
+  for (const auto& key : src->keys()) w.set(key, *src->find(key));
+  for (const auto& t : src->tensors()) {
+    const auto* p = static_cast<const uint8_t*>(t.data);
+    auto dims = t.name == "blk.0.attn_k.weight" ? std::vector<uint64_t>{32, 128} : t.dims;
+    w.add_tensor(t.name, t.type, dims, std::vector<uint8_t>(p, p + t.n_bytes()));
+  }
+  const std::string broken = temp_path("shape.gguf");
+  w.write(broken);
+  try {
+    Model::load(broken);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("blk.0.attn_k.weight"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[32, 128]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[64, 64]"), std::string::npos) << msg;
   }
   std::filesystem::remove(path);
   std::filesystem::remove(broken);

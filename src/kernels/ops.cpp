@@ -1,0 +1,68 @@
+// Portable ops, and the dispatch to their AVX2 versions. Reductions keep eight
+// partial sums: more accurate than one running sum, and vectorisable.
+#include "kernels/ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cpu.h"
+#include "kernels/ops_avx2.h"
+
+namespace parley {
+namespace {
+
+bool use_avx2() { return active_isa() != Isa::Scalar; }
+
+float sum8(const float* a, const float* b, int64_t n) {
+  float part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) part[j] += a[i + j] * b[i + j];
+  float sum = 0.0f;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  for (float p : part) sum += p;
+  return sum;
+}
+
+}  // namespace
+
+void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
+  if (use_avx2()) return avx2::rmsnorm(out, x, weight, n, eps);
+  const float scale = 1.0f / std::sqrt(sum8(x, x, n) / float(n) + eps);
+  for (int64_t i = 0; i < n; ++i) out[i] = (weight ? weight[i] : 1.0f) * (scale * x[i]);
+}
+
+void softmax(float* x, int64_t n) {
+  if (n <= 0) return;
+  if (use_avx2()) return avx2::softmax(x, n);
+  const float max = *std::max_element(x, x + n);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void swiglu(float* gate, const float* up, int64_t n) {
+  if (use_avx2()) return avx2::swiglu(gate, up, n);
+  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void add(float* y, const float* x, int64_t n) {
+  if (use_avx2()) return avx2::add(y, x, n);
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+  if (use_avx2()) return avx2::dot(a, b, n);
+  return sum8(a, b, n);
+}
+
+void axpy(float* y, float a, const float* x, int64_t n) {
+  if (use_avx2()) return avx2::axpy(y, a, x, n);
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+}  // namespace parley

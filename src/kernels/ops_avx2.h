@@ -1,0 +1,15 @@
+#pragma once
+// AVX2 versions of the ops (ops_avx2.cpp); ops.cpp calls them when the active
+// path is AVX2 or better. Same contracts as ops.h.
+#include <cstdint>
+
+namespace parley::avx2 {
+
+void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps);
+void softmax(float* x, int64_t n);
+void swiglu(float* gate, const float* up, int64_t n);
+void add(float* y, const float* x, int64_t n);
+float dot(const float* a, const float* b, int64_t n);
+void axpy(float* y, float a, const float* x, int64_t n);
+
+}  // namespace parley::avx2

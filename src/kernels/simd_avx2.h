@@ -1,0 +1,61 @@
+#pragma once
+// Small AVX2 building blocks of the *_avx2.cpp kernels. Internal linkage on
+// purpose: each per-ISA file must get its own copy compiled with its flags.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace parley {
+namespace {
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+inline float half_to_float(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// Per group of 4 bytes, sum of u[i] * s[i] (u unsigned, s signed); each
+// adjacent pair's sum must fit int16 (true for quants of at most 6 bits, or
+// |u| <= 128 against |s| <= 127).
+inline __m256i dot_u8s8(__m256i u, __m256i s) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+// 16 bytes of packed nibbles -> 32 bytes: the low nibbles, then the high ones.
+inline __m256i unpack_nibbles(const uint8_t* qs) {
+  const __m128i b = load128(qs);
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0f));
+}
+
+// Byte i = 0x10 where bit i of the 32-bit little-endian word at p is set.
+inline __m256i bits_to_0x10(const uint8_t* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  const __m256i spread = _mm256_shuffle_epi8(  // byte i <- byte i / 8 of bits
+      _mm256_set1_epi32(int(bits)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
+                       3, 3, 3, 3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// 8 bytes m[0..7] -> int16 lanes m0 m0 m1 m1 ... m7 m7 (one per 16-sum).
+inline __m256i pairs_epi16(const uint8_t* m) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(m));
+  return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
+}
+
+}  // namespace
+}  // namespace parley

@@ -1,0 +1,127 @@
+// Every op on every available path against a double-precision reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu.h"
+#include "kernels/ops.h"
+
+namespace parley {
+namespace {
+
+std::vector<float> random_vec(int64_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = normal(rng);
+  return v;
+}
+
+// Scalar and AVX2 (when the CPU has it; the wider paths use AVX2 ops).
+std::vector<Isa> paths() {
+  std::vector<Isa> p{Isa::Scalar};
+  if (isa_supported(Isa::Avx2)) p.push_back(Isa::Avx2);
+  return p;
+}
+
+// Lengths around the vector widths, and the usual model sizes.
+const int64_t kSizes[] = {1, 3, 8, 13, 64, 100, 768, 4099};
+constexpr double kRel = 1e-5;
+
+class OpsTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override { set_active_isa(GetParam()); }
+  void TearDown() override { set_active_isa(detect_isa()); }
+};
+
+TEST_P(OpsTest, Dot) {
+  for (const int64_t n : kSizes) {
+    const auto a = random_vec(n, 1), b = random_vec(n, 2);
+    double ref = 0, mag = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      ref += double(a[size_t(i)]) * b[size_t(i)];
+      mag += std::fabs(double(a[size_t(i)]) * b[size_t(i)]);
+    }
+    EXPECT_NEAR(dot(a.data(), b.data(), n), ref, kRel * mag) << n;
+  }
+}
+
+TEST_P(OpsTest, AxpyAndAdd) {
+  for (const int64_t n : kSizes) {
+    const auto x = random_vec(n, 3);
+    auto y = random_vec(n, 4), z = y;
+    const auto y0 = y;
+    axpy(y.data(), -0.75f, x.data(), n);
+    add(z.data(), x.data(), n);
+    for (size_t i = 0; i < size_t(n); ++i) {
+      const double ax = y0[i] - 0.75 * double(x[i]), sum = double(y0[i]) + x[i];
+      EXPECT_NEAR(y[i], ax, kRel * (std::fabs(y0[i]) + 0.75 * std::fabs(x[i]))) << n;
+      EXPECT_NEAR(z[i], sum, kRel * (std::fabs(y0[i]) + std::fabs(x[i]))) << n;
+    }
+  }
+}
+
+TEST_P(OpsTest, RmsNorm) {
+  for (const int64_t n : kSizes) {
+    const auto x = random_vec(n, 5, 3.0f), w = random_vec(n, 6);
+    double ss = 0;
+    for (float v : x) ss += double(v) * v;
+    const double scale = 1.0 / std::sqrt(ss / double(n) + 1e-5);
+    std::vector<float> out(x.size()), plain(x.size()), inplace = x;
+    rmsnorm(out.data(), x.data(), w.data(), n, 1e-5f);
+    rmsnorm(plain.data(), x.data(), nullptr, n, 1e-5f);
+    rmsnorm(inplace.data(), inplace.data(), w.data(), n, 1e-5f);  // the model normalises in place
+    for (size_t i = 0; i < size_t(n); ++i) {
+      const double ref = x[i] * scale;
+      EXPECT_NEAR(out[i], ref * w[i], kRel * std::fabs(ref * w[i]) + 1e-30) << n;
+      EXPECT_NEAR(plain[i], ref, kRel * std::fabs(ref)) << n;
+      EXPECT_EQ(inplace[i], out[i]) << n;
+    }
+  }
+}
+
+TEST_P(OpsTest, Softmax) {
+  for (const int64_t n : kSizes) {
+    auto x = random_vec(n, 7, 4.0f);
+    if (n > 3) x[2] = 1000.0f;  // would overflow exp() without the max shift
+    const auto x0 = x;
+    softmax(x.data(), n);
+    const double max = *std::max_element(x0.begin(), x0.end());
+    double sum = 0;
+    for (float v : x0) sum += std::exp(double(v) - max);
+    double total = 0;
+    for (size_t i = 0; i < size_t(n); ++i) {
+      const double ref = std::exp(double(x0[i]) - max) / sum;
+      EXPECT_NEAR(x[i], ref, kRel * ref + 1e-38) << n << " " << i;
+      total += x[i];
+    }
+    EXPECT_NEAR(total, 1.0, 1e-5) << n;
+  }
+}
+
+TEST_P(OpsTest, SwiGLU) {
+  for (const int64_t n : kSizes) {
+    auto g = random_vec(n, 8, 5.0f);
+    const auto up = random_vec(n, 9), g0 = g;
+    swiglu(g.data(), up.data(), n);
+    for (size_t i = 0; i < size_t(n); ++i) {
+      const double ref = double(g0[i]) / (1.0 + std::exp(-double(g0[i]))) * up[i];
+      EXPECT_NEAR(g[i], ref, kRel * std::fabs(ref) + 1e-30) << n << " " << g0[i];
+    }
+  }
+  float extreme[4] = {-200.0f, 200.0f, 0.0f, -90.0f};
+  const float ones[4] = {1, 1, 1, 1};
+  swiglu(extreme, ones, 4);
+  EXPECT_NEAR(extreme[0], 0.0f, 1e-30f);
+  EXPECT_EQ(extreme[1], 200.0f);
+  EXPECT_EQ(extreme[2], 0.0f);
+  EXPECT_NEAR(extreme[3], 0.0f, 1e-30f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, OpsTest, ::testing::ValuesIn(paths()),
+                         [](const auto& info) { return std::string(isa_name(info.param)); });
+
+}  // namespace
+}  // namespace parley
