@@ -40,7 +40,7 @@ GenerateResult Generator::run(const std::vector<int32_t>& prompt, const Generate
   r.prompt_tokens = int32_t(prompt.size());
   Sampler sampler(opts.sampling, model_.config().vocab_size);
   for (int32_t id : prompt) sampler.accept(id);
-  StreamingDetokenizer detok(tok);
+  StreamingDetokenizer detok(tok, false, prompt.back());
   StopStringMatcher stops(opts.stop_strings);
 
   auto t0 = std::chrono::steady_clock::now();

@@ -1,6 +1,7 @@
 #pragma once
 // A persistent pool of worker threads for data-parallel kernels.
-// Threads are created once; run() wakes them (spinning briefly first, so the
+// Threads are created once and run with denormals flushed to zero (as does
+// the thread that creates the pool); run() wakes them (spinning briefly first, so the
 // dozens of dispatches per token cost microseconds, then sleeping on a futex).
 #include <atomic>
 #include <cstdint>

@@ -65,6 +65,20 @@ TEST(Cli, GenerateLlama2cIdsMatchRunC) {
   EXPECT_NE(r.err.find("tok/s"), std::string::npos) << r.err;
 }
 
+TEST(Cli, EchoedTextMatchesRunCText) {
+  if (!have_shared()) GTEST_SKIP() << "../shared not present";
+  std::ifstream in(kShared + "/golden/stories260K-greedy.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto g = nlohmann::json::parse(line);
+    const std::string prompt = g["prompt"];
+    const auto r = run("generate -m " + kShared + "/models/stories260K.bin -z " + kShared +
+                       "/models/tok512.bin --temp 0 --echo -n " + std::to_string(g["generated_ids"].size()) +
+                       " -p '" + prompt + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, g["text"].get<std::string>() + "\n") << prompt;
+  }
+}
+
 TEST(Cli, GenerateDefaultsToTheBundledModel) {
   if (!have_shared()) GTEST_SKIP() << "../shared not present";
   const std::vector<int> want = first_golden()["generated_ids"];
