@@ -4,6 +4,18 @@
 #include <utility>
 
 namespace parley {
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Cancelled: return "cancelled";
+    case FinishReason::Deadline: return "deadline";
+    case FinishReason::Error: return "error";
+    case FinishReason::None: break;
+  }
+  return "none";
+}
 namespace {
 
 // Length of the longest suffix of `text` that is a proper prefix of `stop`.

@@ -8,7 +8,10 @@
 
 namespace parley {
 
-enum class FinishReason { None, Stop, Length };
+// Why a generation ended (OpenAI's finish_reason "stop" and "length", and
+// ours: cancelled, deadline, error).
+enum class FinishReason { None, Stop, Length, Cancelled, Deadline, Error };
+const char* finish_reason_name(FinishReason r);  // "stop", "length", ...
 
 class StopStringMatcher {
  public:

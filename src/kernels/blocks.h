@@ -81,23 +81,18 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 
-// The 6-bit scales sc[0..7] and mins m[0..7] of Q4_K / Q5_K. Bytes 0-3 hold
-// sc[0..3] in their low 6 bits, bytes 4-7 m[0..3]; bytes 8-11 hold the low
-// nibbles of sc[4..7] (low half) and m[4..7] (high half), whose top two bits
-// are the top bits of bytes 0-3 (sc) and 4-7 (m). Worked on as 32-bit words.
+// The 6-bit scales sc[0..7] and mins m[0..7] of Q4_K / Q5_K, as 8 bytes
+// each (byte j of the little-endian word = sub-block j). Bytes 0-3 of
+// `packed` hold sc[0..3] in their low 6 bits, bytes 4-7 m[0..3]; bytes 8-11
+// hold the low nibbles of sc[4..7] (low half) and m[4..7] (high half), whose
+// top two bits are the top bits of bytes 0-3 (sc) and 4-7 (m).
 // (static: this header is also compiled into the per-ISA kernel files.)
-static inline void unpack_k_scales(const uint8_t* packed, uint8_t sc[8], uint8_t m[8]) {
+static inline void unpack_k_scales(const uint8_t* packed, uint64_t& sc, uint64_t& m) {
   uint32_t w[3];
   std::memcpy(w, packed, 12);
   const uint32_t lo6 = 0x3f3f3f3f, lo4 = 0x0f0f0f0f, lo2 = 0x03030303;
-  const uint32_t out[4] = {
-      w[0] & lo6,
-      (w[2] & lo4) | ((w[0] >> 6) & lo2) << 4,
-      w[1] & lo6,
-      ((w[2] >> 4) & lo4) | ((w[1] >> 6) & lo2) << 4,
-  };
-  std::memcpy(sc, out, 8);
-  std::memcpy(m, out + 2, 8);
+  sc = (w[0] & lo6) | uint64_t((w[2] & lo4) | ((w[0] >> 6) & lo2) << 4) << 32;
+  m = (w[1] & lo6) | uint64_t(((w[2] >> 4) & lo4) | ((w[1] >> 6) & lo2) << 4) << 32;
 }
 
 }  // namespace parley

@@ -44,10 +44,9 @@ struct Q45KDot512 {
     for (int n = 0; n < N; ++n) acc[n] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
       const uint8_t* p = row + sb * kBytes;  // d, dmin, scales[12], (qh[32]), qs[128]
-      uint8_t sc[8], m[8];
+      uint64_t sc, m;
       unpack_k_scales(p + 4, sc, m);
-      const __m512i sc16 = _mm512_castsi128_si512(
-          _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
+      const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sc))));
       const uint8_t* qs = p + 16 + (HasHigh ? 32 : 0);
       const __m512i high = HasHigh ? _mm512_broadcast_i64x4(load256(p + 16)) : _mm512_setzero_si512();
       __m512i isum[N];
@@ -68,14 +67,15 @@ struct Q45KDot512 {
           isum[n] = Policy::add_scaled(
               isum[n], q, _mm512_loadu_si512(x.q + (t0 + n) * cols + sb * 256 + 64 * c), s);
       }
-      const float d = half_to_float(p), dmin = half_to_float(p + 2);
       const __m256i mins = pairs_epi16(m);
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         const int64_t i = (t0 + n) * nb + sb;
-        const __m256i msum = _mm256_madd_epi16(load256(x.bsums + i * 16), mins);
-        acc[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[n]), _mm512_set1_ps(d * x.d[i]), acc[n]);
-        acc[n] = _mm512_fnmadd_ps(zext_cvt(msum), _mm512_set1_ps(dmin * x.d[i]), acc[n]);
+        __m256 d, dmin;
+        scale_pair(p, x.d[i], d, dmin);
+        const __m256i msum = _mm256_madd_epi16(load256(x.bsums + i * 16), mins);  // m[j] * 16-sums
+        acc[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[n]), _mm512_broadcast_f32x8(d), acc[n]);
+        acc[n] = _mm512_fnmadd_ps(zext_cvt(msum), _mm512_broadcast_f32x8(dmin), acc[n]);
       }
     }
     for (int n = 0; n < N; ++n) out[n] = _mm512_reduce_add_ps(acc[n]);

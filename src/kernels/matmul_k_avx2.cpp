@@ -17,6 +17,11 @@ inline __m256i add_scaled(__m256i acc, __m256i u, const int8_t* x, __m256i s) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, load256(x)), s));
 }
 
+// int16 lanes all equal to lane j of the int16 vector v (in both halves).
+inline __m256i broadcast_lane(__m256i v, int j) {
+  return _mm256_shuffle_epi8(v, _mm256_set1_epi16(int16_t((2 * j + 1) << 8 | 2 * j)));
+}
+
 template <bool HasHigh>
 struct Q45KDot {
   static constexpr int kBytes = HasHigh ? sizeof(BlockQ5_K) : sizeof(BlockQ4_K);
@@ -31,8 +36,9 @@ struct Q45KDot {
     for (int n = 0; n < N; ++n) acc[n] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
       const uint8_t* p = row + sb * kBytes;  // d, dmin, scales[12], (qh[32]), qs[128]
-      uint8_t sc[8], m[8];
+      uint64_t sc, m;
       unpack_k_scales(p + 4, sc, m);
+      const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sc))));
       const uint8_t* qs = p + 16 + (HasHigh ? 32 : 0);
       __m256i high = HasHigh ? load256(p + 16) : _mm256_setzero_si256();
       __m256i isum[N];
@@ -47,21 +53,22 @@ struct Q45KDot {
               hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 1), bit0), 4));
           high = _mm256_srli_epi16(high, 2);
         }
-        const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]), s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+        const __m256i s_lo = broadcast_lane(sc16, 2 * c), s_hi = broadcast_lane(sc16, 2 * c + 1);
 #pragma GCC unroll 8
         for (int n = 0; n < N; ++n) {
           const int8_t* xq = x.q + (t0 + n) * cols + sb * 256 + 64 * c;
           isum[n] = add_scaled(add_scaled(isum[n], lo, xq, s_lo), hi, xq + 32, s_hi);
         }
       }
-      const float d = half_to_float(p), dmin = half_to_float(p + 2);
       const __m256i mins = pairs_epi16(m);
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         const int64_t i = (t0 + n) * nb + sb;
-        const __m256i msum = _mm256_madd_epi16(load256(x.bsums + i * 16), mins);
-        acc[n] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[n]), _mm256_set1_ps(d * x.d[i]), acc[n]);
-        acc[n] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * x.d[i]), acc[n]);
+        __m256 d, dmin;
+        scale_pair(p, x.d[i], d, dmin);
+        const __m256i msum = _mm256_madd_epi16(load256(x.bsums + i * 16), mins);  // m[j] * 16-sums
+        acc[n] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[n]), d, acc[n]);
+        acc[n] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), dmin, acc[n]);
       }
     }
     for (int n = 0; n < N; ++n) out[n] = hsum(acc[n]);
@@ -80,10 +87,14 @@ struct Q6KDot {
     for (int n = 0; n < N; ++n) acc[n] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
       const uint8_t* p = row + sb * int64_t(sizeof(BlockQ6_K));  // ql[128], qh[64], scales[16], d
-      const auto* scales = reinterpret_cast<const int8_t*>(p + 192);
+      const __m256i sc16 = _mm256_cvtepi8_epi16(load128(p + 192));
       __m256i isum[N];
       for (int n = 0; n < N; ++n) isum[n] = _mm256_setzero_si256();
+#pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
+        // The half's eight scales, int16, in both 128-bit lanes.
+        const __m256i sc_h = h == 0 ? _mm256_permute2x128_si256(sc16, sc16, 0x00)
+                                    : _mm256_permute2x128_si256(sc16, sc16, 0x11);
         const __m256i a = load256(p + 64 * h), b = load256(p + 64 * h + 32);
         const __m256i qh = load256(p + 128 + 32 * h);
         // Quants of elements 128h + 32k + l, k = 0..3 (see BlockQ6_K).
@@ -97,17 +108,17 @@ struct Q6KDot {
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), low4),
                             _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
         };
+#pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
-          const int j = 8 * h + 2 * k;  // sub-blocks j (lanes 0-7) and j+1 (lanes 8-15)
-          const __m256i s =
-              _mm256_set_m128i(_mm_set1_epi16(scales[j + 1]), _mm_set1_epi16(scales[j]));
+          // Scales of sub-blocks 8h+2k (int16 lanes 0-7) and 8h+2k+1 (lanes 8-15).
+          const int16_t lo = int16_t((4 * k + 1) << 8 | 4 * k), hi = int16_t((4 * k + 3) << 8 | (4 * k + 2));
+          const __m256i s = _mm256_shuffle_epi8(sc_h, _mm256_set_m128i(_mm_set1_epi16(hi), _mm_set1_epi16(lo)));
 #pragma GCC unroll 8
           for (int n = 0; n < N; ++n)
             isum[n] = add_scaled(isum[n], q[k], x.q + (t0 + n) * cols + sb * 256 + 128 * h + 32 * k, s);
         }
       }
       const float d = half_to_float(p + 208);
-      const __m256i sc16 = _mm256_cvtepi8_epi16(load128(scales));
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         const int64_t i = (t0 + n) * nb + sb;

@@ -48,9 +48,10 @@ void pack_k_scales(const uint8_t sc[8], const uint8_t m[8], uint8_t* packed) {
 }
 
 void fill_k_header(uint16_t d, uint16_t dmin, const uint8_t* scales, BlockK& out) {
-  uint8_t sc[8];
-  unpack_k_scales(scales, sc, out.m);
-  for (int j = 0; j < 8; ++j) out.sc[j] = int8_t(sc[j]);
+  uint64_t sc, m;
+  unpack_k_scales(scales, sc, m);
+  std::memcpy(out.sc, &sc, 8);  // 6-bit values: the same as int8
+  std::memcpy(out.m, &m, 8);
   out.sub = 32;
   out.d = fp16_to_fp32(d);
   out.dmin = fp16_to_fp32(dmin);

@@ -51,9 +51,19 @@ inline __m256i bits_to_0x10(const uint8_t* p) {
   return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
 }
 
-// 8 bytes m[0..7] -> int16 lanes m0 m0 m1 m1 ... m7 m7 (one per 16-sum).
-inline __m256i pairs_epi16(const uint8_t* m) {
-  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(m));
+// The K types' d and dmin (two halves at p) times the activation scale dx,
+// each broadcast.
+inline void scale_pair(const uint8_t* p, float dx, __m256& d, __m256& dmin) {
+  uint32_t halves;
+  std::memcpy(&halves, p, 4);
+  const __m128 v = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(int(halves))), _mm_set1_ps(dx));
+  d = _mm256_broadcastss_ps(v);
+  dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(v));
+}
+
+// Bytes m0..m7 of a word -> int16 lanes m0 m0 m1 m1 ... m7 m7 (one per 16-sum).
+inline __m256i pairs_epi16(uint64_t m) {
+  const __m128i v = _mm_cvtsi64_si128(int64_t(m));
   return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
 }
 

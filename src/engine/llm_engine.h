@@ -1,0 +1,64 @@
+#pragma once
+// The serving engine: one resident model, many concurrent requests, batched
+// at the level of iterations (continuous batching) on an engine thread.
+// Thread-safe: submit / cancel / stats may be called from any thread.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/request.h"
+#include "kernels/dtype.h"
+
+namespace parley {
+class Model;
+
+enum class SchedulePolicy {
+  Fcfs,       // priority, then arrival
+  CostAware,  // priority, then smallest (prompt + max_tokens) first, with aging
+};
+
+struct EngineConfig {
+  int32_t threads = 0;             // kernel threads; 0 = physical cores
+  int32_t max_running = 64;        // sequences decoded together at most
+  int32_t max_batch_tokens = 512;  // tokens per engine step (prefill chunks + decodes)
+  uint64_t kv_memory_bytes = 0;    // KV pool size; 0 = a default fraction of RAM
+  DType kv_type = DType::F16;      // F32, F16 or Q8_0
+  int32_t block_size = 16;         // tokens per KV block
+  bool prefix_cache = true;        // automatic prefix caching
+  SchedulePolicy policy = SchedulePolicy::Fcfs;
+  int32_t max_context = 0;         // per-sequence limit; 0 = the model's context length
+};
+
+struct EngineStats {
+  int32_t waiting = 0, running = 0;
+  uint64_t kv_blocks_total = 0, kv_blocks_used = 0, kv_blocks_cached = 0;
+  uint64_t prefix_cache_hit_tokens = 0, prefix_cache_query_tokens = 0;
+  uint64_t requests_finished = 0, requests_cancelled = 0, requests_failed = 0, preemptions = 0;
+  uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;
+};
+
+class LlmEngine {
+ public:
+  LlmEngine(const Model& model, EngineConfig config);
+  ~LlmEngine();  // cancels what is left (final events delivered) and joins the engine thread
+  LlmEngine(const LlmEngine&) = delete;
+  LlmEngine& operator=(const LlmEngine&) = delete;
+
+  // Queues a request; events go to `sink`. Invalid requests (empty prompt,
+  // prompt longer than the context, bad sampling params) are answered with a
+  // final Error event rather than an exception.
+  RequestId submit(Request request, EventSink sink);
+  // Cancels a waiting or running request; its memory is freed within one
+  // step and its final event says Cancelled. Unknown/finished ids are ignored.
+  void cancel(RequestId id);
+  EngineStats stats() const;
+  const Model& model() const;
+  const EngineConfig& config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace parley
