@@ -3,10 +3,12 @@
 // Llama (dim 768, hidden 2048, 12 layers, vocab 32000) cycled in model order so
 // the weights never sit in cache; then prefill speed against n separate matvecs.
 //   bench_kernels [threads=2] [types=Q8_0,Q4_0,Q4_K,F16]
+// Needs about 256 MB of memory per type.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -15,7 +17,6 @@
 
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
-#include "kernels/membw.h"
 #include "kernels/quant.h"
 
 namespace parley {
@@ -30,8 +31,15 @@ struct Matrix {
   uint64_t bytes;
 };
 
-// The weights of one token's forward pass, in order; random values.
-std::vector<Matrix> model_matrices(DType type) {
+struct ModelSet {
+  std::vector<Matrix> matrices;
+  uint64_t model_bytes;  // of one copy of the model
+};
+
+// The weights of one token's forward pass, in order; random values. The set
+// is repeated until it holds min_bytes, so that a pass over it reads from
+// memory, not from the last-level cache.
+ModelSet model_matrices(DType type, uint64_t min_bytes) {
   struct Shape { int64_t rows, cols, count; };
   const Shape per_layer[] = {{768, 768, 4}, {2048, 768, 2}, {768, 2048, 1}};
   std::mt19937 rng(1);
@@ -53,36 +61,80 @@ std::vector<Matrix> model_matrices(DType type) {
     for (const Shape& s : per_layer)
       for (int i = 0; i < s.count; ++i) add(s.rows, s.cols);
   add(32000, 768);
-  return out;
+  uint64_t total = 0;
+  for (const Matrix& m : out) total += m.bytes;
+  const size_t one_model = out.size();
+  for (uint64_t have = total; have < min_bytes; have += total)
+    for (size_t i = 0; i < one_model; ++i) {
+      const Matrix& src = out[i];
+      Matrix m{src.shape, src.view, std::make_unique<uint8_t[]>(src.bytes), src.bytes};
+      std::memcpy(m.data.get(), src.data.get(), src.bytes);
+      m.view.data = m.data.get();
+      out.push_back(std::move(m));
+    }
+  return {std::move(out), total};
 }
 
-struct ShapeStats {
-  uint64_t bytes = 0;
-  double seconds = 0;
-};
+constexpr uint64_t kMinBytes = uint64_t(256) << 20;
 
-// Passes over the model; per shape (and "model" for the whole pass), the bytes
-// of one pass and its best time over the passes (a shared machine's noise only
-// ever adds time).
-std::map<std::string, ShapeStats> matvec_passes(const std::vector<Matrix>& ms, ThreadPool& pool, int passes) {
+// Bytes per second of summing `buf` on every pool thread: the read bandwidth
+// a matvec can at best reach.
+double sum_bandwidth(const std::vector<uint64_t>& buf, ThreadPool& pool) {
+  std::vector<uint64_t> sums(size_t(pool.size()) * 8);  // 64 bytes apart
+  const auto t0 = Clock::now();
+  pool.run([&](int t, int nt) {
+    const size_t b = buf.size() * size_t(t) / size_t(nt), e = buf.size() * size_t(t + 1) / size_t(nt);
+    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;  // independent chains
+    for (size_t i = b; i + 4 <= e; i += 4) {
+      a0 += buf[i];
+      a1 += buf[i + 1];
+      a2 += buf[i + 2];
+      a3 += buf[i + 3];
+    }
+    sums[size_t(t) * 8] = a0 + a1 + a2 + a3;
+  });
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  volatile uint64_t sink = 0;
+  for (const uint64_t v : sums) sink = sink + v;
+  return double(buf.size() * sizeof(uint64_t)) / s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Per shape (and "model": all of them), the median over `passes` of the
+// achieved GB/s and of its ratio to a bandwidth sample taken just before the
+// pass: the host's bandwidth drifts, so each pass is judged by its own.
+struct Result {
+  double gbs, ratio;
+};
+std::map<std::string, Result> matvec_passes(const std::vector<Matrix>& ms, const std::vector<uint64_t>& bw_buf,
+                                            ThreadPool& pool, int passes) {
   std::vector<float> x(2048), y(32000);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 17) * 0.1f - 0.8f;
-  std::map<std::string, ShapeStats> best;
+  std::map<std::string, std::vector<double>> gbs, ratio;
   for (int p = 0; p < passes; ++p) {
-    std::map<std::string, ShapeStats> pass;
+    const double bw = sum_bandwidth(bw_buf, pool);
+    std::map<std::string, std::pair<uint64_t, double>> pass;  // bytes, seconds
     for (const Matrix& m : ms) {
       const auto t0 = Clock::now();
       matmul(m.view, x.data(), y.data(), 1, pool);
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
       for (const std::string& key : {m.shape, std::string("model")}) {
-        pass[key].bytes += m.bytes;
-        pass[key].seconds += s;
+        pass[key].first += m.bytes;
+        pass[key].second += s;
       }
     }
-    for (const auto& [shape, st] : pass)
-      if (p == 0 || st.seconds < best[shape].seconds) best[shape] = st;
+    for (const auto& [shape, bs] : pass) {
+      gbs[shape].push_back(double(bs.first) / bs.second / 1e9);
+      ratio[shape].push_back(double(bs.first) / bs.second / bw);
+    }
   }
-  return best;
+  std::map<std::string, Result> out;
+  for (const auto& [shape, v] : gbs) out[shape] = {median(v), median(ratio[shape])};
+  return out;
 }
 
 // Seconds for one n_tokens matmul of each of the first `count` matrices.
@@ -111,32 +163,37 @@ std::vector<DType> parse_types(const char* arg) {
 
 void bench(int threads, const std::vector<DType>& types) {
   ThreadPool pool(threads);
-  const double bw = measure_read_bandwidth(pool);
-  std::printf("memory read bandwidth, %d threads: %.1f GB/s (1 GiB summed, best of 5)\n\n", threads, bw / 1e9);
-  std::printf("matvec (n_tokens = 1), GB/s of weights streamed and %% of that bandwidth:\n");
-  std::printf("%-5s %-7s %15s %15s %15s %15s %15s\n", "type", "path", "768x768", "2048x768", "768x2048",
-              "32000x768", "model pass");
+  std::vector<ModelSet> sets;
+  for (const DType type : types) sets.push_back(model_matrices(type, kMinBytes));
+  std::vector<uint64_t> bw_buf(kMinBytes / sizeof(uint64_t), 1);
+  std::vector<double> bw;
+  for (int i = 0; i < 5; ++i) bw.push_back(sum_bandwidth(bw_buf, pool));
+  std::printf("memory read bandwidth, %d threads: %.1f GB/s (median of 5 sums of %llu MB)\n\n", threads,
+              median(bw) / 1e9, (unsigned long long)(kMinBytes >> 20));
+  std::printf("matvec (n_tokens = 1) over a 110M-parameter model's matrices, repeated to >= %llu MB:\n",
+              (unsigned long long)(kMinBytes >> 20));
+  std::printf("GB/s of weights streamed, and %% of the bandwidth sampled just before (medians of 10 passes)\n");
+  std::printf("%-13s %15s %15s %15s %15s %15s\n", "type  path", "768x768", "2048x768", "768x2048", "32000x768",
+              "model pass");
   const char* order[] = {"768x768", "2048x768", "768x2048", "32000x768", "model"};
-  for (const DType type : types) {
-    const auto ms = model_matrices(type);
+  for (size_t k = 0; k < types.size(); ++k)
     for (int i = int(Isa::Scalar); i <= int(Isa::Vnni); ++i) {
       if (!isa_supported(Isa(i))) continue;
       set_active_isa(Isa(i));
-      const auto stats = matvec_passes(ms, pool, Isa(i) == Isa::Scalar ? 1 : 10);
-      std::printf("%-5s %-7s", std::string(dtype_name(type)).c_str(), std::string(isa_name(Isa(i))).c_str());
+      const auto results = matvec_passes(sets[k].matrices, bw_buf, pool, Isa(i) == Isa::Scalar ? 1 : 10);
+      std::printf("%-5s %-7s", std::string(dtype_name(types[k])).c_str(), std::string(isa_name(Isa(i))).c_str());
       for (const char* shape : order) {
-        const ShapeStats& st = stats.at(shape);
-        const double gbs = double(st.bytes) / st.seconds / 1e9;
-        std::printf(" %6.1f (%4.0f%%)", gbs, 100.0 * gbs * 1e9 / bw);
+        const Result& r = results.at(shape);
+        std::printf(" %6.1f (%4.0f%%)", r.gbs, 100.0 * r.ratio);
       }
-      std::printf("   %.2f ms/token\n", stats.at("model").seconds * 1e3);
+      std::printf("   %.2f ms/token\n", double(sets[k].model_bytes) / (results.at("model").gbs * 1e9) * 1e3);
     }
-  }
   std::printf("\nprefill, one layer's 7 matrices, %s path: n tokens at once vs n matvecs\n",
               std::string(isa_name(detect_isa())).c_str());
   set_active_isa(detect_isa());
-  for (const DType type : types) {
-    const auto ms = model_matrices(type);
+  for (size_t k = 0; k < types.size(); ++k) {
+    const DType type = types[k];
+    const auto& ms = sets[k].matrices;
     const double one = prefill_seconds(ms, 7, 1, pool);
     for (const int64_t n : {4, 16, 64}) {
       const double s = prefill_seconds(ms, 7, n, pool);

@@ -20,10 +20,6 @@ struct ChatArgs {
   int32_t context = 0;
 };
 
-std::vector<int32_t> encode_conversation(const Tokenizer& tok, const std::vector<ChatMessage>& msgs) {
-  return tok.encode(render_chat(tok.vocab(), msgs, true), true, true);
-}
-
 void run_chat(const ChatArgs& a) {
   auto model = a.model.load();
   ThreadPool pool(a.model.resolved_threads());
@@ -45,7 +41,7 @@ void run_chat(const ChatArgs& a) {
     }
     if (line.empty()) continue;
     msgs.push_back({"user", line});
-    const auto r = gen.run(encode_conversation(tok, msgs), opts, [](std::string_view text, int32_t) {
+    const auto r = gen.run(encode_chat(tok, msgs, true), opts, [](std::string_view text, int32_t) {
       std::cout << text << std::flush;
       return true;
     });

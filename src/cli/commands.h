@@ -14,6 +14,8 @@ void add_tokenize_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_mkmodel_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_bench_serve_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 // Options every model-using command shares.
 struct ModelOptions {

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   parley::add_info_command(app);
   parley::add_mkmodel_command(app);
   parley::add_bench_command(app);
+  parley::add_bench_serve_command(app);
+  parley::add_serve_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -28,6 +28,7 @@ struct EngineConfig {
   bool prefix_cache = true;        // automatic prefix caching
   SchedulePolicy policy = SchedulePolicy::Fcfs;
   int32_t max_context = 0;         // per-sequence limit; 0 = the model's context length
+  KvRetention kv_retention;        // default for requests that set none
 };
 
 struct EngineStats {

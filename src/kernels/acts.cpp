@@ -28,6 +28,8 @@ int sum_q8(const int8_t* q, int n) {
   return sum;
 }
 
+constexpr int64_t kMinParallelElems = 1 << 14;
+
 struct Scratch {
   std::vector<int8_t> q;
   std::vector<float> d, s;
@@ -85,7 +87,8 @@ Acts prepare_acts(DType weights, const float* x, int64_t cols, int64_t n_tokens,
     quantize(x + b * block, (t1 - t0) * a.blocks, block, q + b * block, d + b, s ? s + b : nullptr,
              bsums ? bsums + b * block / 16 : nullptr);
   };
-  if (n_tokens > 1) pool.parallel_for(n_tokens, quantize_tokens);
+  // Split over the pool only when there is enough to split (prefill).
+  if (n_tokens > 1 && n_tokens * cols >= kMinParallelElems) pool.parallel_for(n_tokens, quantize_tokens);
   else quantize_tokens(0, n_tokens);
   a.q = q;
   a.d = d;

@@ -38,20 +38,23 @@ struct BF16Format512 {
 
 template <class Format>
 struct FloatDot512 {
+  static constexpr int B = Format::kBytes;
   const WeightRows& w;
   const Acts& x;
 
+  // Lanes of the 16 columns from c that lie inside the row.
+  __mmask16 lanes(int64_t c) const { return x.cols - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (x.cols - c)) - 1); }
+
   template <int N>
   void run(const uint8_t* row, int64_t t0, float* out) const {
-    constexpr int B = Format::kBytes;
     const int64_t cols = x.cols;
     const float* xt = x.f + t0 * cols;
     __m512 acc0[N], acc1[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm512_setzero_ps();
-    const __mmask16 all = 0xffff;
     int64_t c = 0;
     for (; c + 32 <= cols; c += 32) {  // two accumulators per token hide FMA latency
-      const __m512 w0 = Format::load(row + c * B, all), w1 = Format::load(row + (c + 16) * B, all);
+      const __m512 w0 = Format::load(row + c * B, 0xffff), w1 = Format::load(row + (c + 16) * B, 0xffff);
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         acc0[n] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xt + n * cols + c), acc0[n]);
@@ -59,12 +62,41 @@ struct FloatDot512 {
       }
     }
     for (; c < cols; c += 16) {  // masked tail: lanes past the row load as zero
-      const __mmask16 m = cols - c >= 16 ? all : __mmask16((1u << (cols - c)) - 1);
+      const __mmask16 m = lanes(c);
       const __m512 w0 = Format::load(row + c * B, m);
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n)
         acc0[n] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, xt + n * cols + c), acc0[n]);
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[n], acc1[n]));
+  }
+
+  // Prefill: two rows, so each activation load feeds two FMAs.
+  template <int N>
+  void run_pair(const uint8_t* row0, const uint8_t* row1, int64_t t0, float* out0, float* out1) const {
+    const int64_t cols = x.cols;
+    const float* xt = x.f + t0 * cols;
+    __m512 acc0[N], acc1[N];
+#pragma GCC unroll 8
+    for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm512_setzero_ps();
+    const auto step = [&](int64_t c, __mmask16 m) {
+      const __m512 w0 = Format::load(row0 + c * B, m), w1 = Format::load(row1 + c * B, m);
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) {
+        const __m512 xv = _mm512_maskz_loadu_ps(m, xt + n * cols + c);
+        acc0[n] = _mm512_fmadd_ps(w0, xv, acc0[n]);
+        acc1[n] = _mm512_fmadd_ps(w1, xv, acc1[n]);
+      }
+    };
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16) step(c, 0xffff);
+    if (c < cols) step(c, lanes(c));
+#pragma GCC unroll 8
+    for (int n = 0; n < N; ++n) {
+      out0[n] = _mm512_reduce_add_ps(acc0[n]);
+      out1[n] = _mm512_reduce_add_ps(acc1[n]);
+    }
   }
 };
 
@@ -73,11 +105,28 @@ struct FloatDot512 {
 struct BlockPair {
   __m512i u;        // unsigned quants, or |q| for signed ones
   __mmask64 neg;    // signed quants (Q8_0): the negative ones
-  __m128 d;         // d0, d1, 0, 0
-  __m128 c;         // c0, c1, 0, 0
+  __m128 d;         // d0, d1 in lanes 0-1; lanes 2-3 are not used
+  __m128 c;         // c0, c1 in lanes 0-1; lanes 2-3 meet zero activation sums
 };
 
-inline __m128 pair_ps(float a, float b) { return _mm_setr_ps(a, b, 0.0f, 0.0f); }
+// The half at p and, when `two`, the one at p + stride, as floats in lanes 0
+// and 1; with HasMin also the halves 2 bytes further in lanes 2 and 3.
+// Absent values are zero.
+template <bool HasMin>
+inline __m128 halves_ps(const uint8_t* p, int stride, bool two) {
+  const auto half = [](const uint8_t* q) {
+    uint16_t h;
+    std::memcpy(&h, q, 2);
+    return int(h);
+  };
+  __m128i h = _mm_cvtsi32_si128(half(p));
+  if constexpr (HasMin) h = _mm_insert_epi16(h, half(p + 2), 2);
+  if (two) {
+    h = _mm_insert_epi16(h, half(p + stride), 1);
+    if constexpr (HasMin) h = _mm_insert_epi16(h, half(p + stride + 2), 3);
+  }
+  return _mm_cvtph_ps(h);
+}
 
 struct Q8_0Format512 {
   static constexpr int kBytes = sizeof(BlockQ8_0);
@@ -86,7 +135,7 @@ struct Q8_0Format512 {
     const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p + 2)),
                                          two ? load256(p + kBytes + 2) : _mm256_setzero_si256(), 1);
     return {_mm512_abs_epi8(q), _mm512_movepi8_mask(q),
-            pair_ps(half_to_float(p), two ? half_to_float(p + kBytes) : 0.0f), _mm_setzero_ps()};
+            halves_ps<false>(p, kBytes, two), _mm_setzero_ps()};
   }
   template <class Policy>
   static __m512i dot(const BlockPair& b, __m512i xq) {  // the weights' signs move onto x
@@ -101,9 +150,6 @@ struct UnsignedFormat512 {
   static constexpr int kBytes = 2 + (HasMin ? 2 : 0) + (HasHigh ? 4 : 0) + 16;
   static constexpr int kQs = kBytes - 16;
   static constexpr bool kHasC = true;
-  static float c_of(const uint8_t* p) {
-    return HasMin ? half_to_float(p + 2) : -float(Offset) * half_to_float(p);
-  }
   static BlockPair load(const uint8_t* p, bool two) {
     const __m256i nib = _mm256_set_m128i(two ? load128(p + kBytes + kQs) : _mm_setzero_si128(), load128(p + kQs));
     const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -117,8 +163,9 @@ struct UnsignedFormat512 {
       if (two) std::memcpy(&h1, p + kBytes + kQs - 4, 4);
       u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(__mmask64(h0) | __mmask64(h1) << 32, _mm512_set1_epi8(0x10)));
     }
-    const float d1 = two ? half_to_float(p + kBytes) : 0.0f, c1 = two ? c_of(p + kBytes) : 0.0f;
-    return {u, 0, pair_ps(half_to_float(p), d1), pair_ps(c_of(p), c1)};
+    const __m128 dm = halves_ps<HasMin>(p, kBytes, two);  // d0 d1 (m0 m1)
+    const __m128 c = HasMin ? _mm_movehl_ps(dm, dm) : _mm_mul_ps(dm, _mm_set1_ps(-float(Offset)));
+    return {u, 0, dm, c};
   }
   template <class Policy>
   static __m512i dot(const BlockPair& b, __m512i xq) { return Policy::dot(b.u, xq); }
@@ -137,6 +184,7 @@ struct Block32Dot512 {
     const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
     __m512 acc[N];
     __m128 c[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) {
       acc[n] = _mm512_setzero_ps();
       c[n] = _mm_setzero_ps();
@@ -156,6 +204,7 @@ struct Block32Dot512 {
           c[n] = _mm_fmadd_ps(wp.c, _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x.s + i))), c[n]);
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) {
       __m128 s = _mm_add_ps(c[n], _mm_movehl_ps(c[n], c[n]));
       s = _mm_add_ss(s, _mm_movehdup_ps(s));

@@ -41,15 +41,16 @@ struct BF16Format {
 
 template <class Format>
 struct FloatDot {
+  static constexpr int B = Format::kBytes;
   const WeightRows& w;
   const Acts& x;
 
   template <int N>
   void run(const uint8_t* row, int64_t t0, float* out) const {
-    constexpr int B = Format::kBytes;
     const int64_t cols = x.cols;
     const float* xt = x.f + t0 * cols;
     __m256 acc0[N], acc1[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm256_setzero_ps();
     int64_t c = 0;
     for (; c + 16 <= cols; c += 16) {  // two accumulators per token hide FMA latency
@@ -62,13 +63,49 @@ struct FloatDot {
     }
     for (; c + 8 <= cols; c += 8) {
       const __m256 w0 = Format::load8(row + c * B);
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n)
         acc0[n] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt + n * cols + c), acc0[n]);
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = hsum(_mm256_add_ps(acc0[n], acc1[n]));
-    for (; c < cols; ++c) {
+    add_tail<N>(row, c, xt, out);
+  }
+
+  // Prefill: two rows, so each activation load feeds two FMAs.
+  template <int N>
+  void run_pair(const uint8_t* row0, const uint8_t* row1, int64_t t0, float* out0, float* out1) const {
+    const int64_t cols = x.cols;
+    const float* xt = x.f + t0 * cols;
+    __m256 acc0[N], acc1[N];
+#pragma GCC unroll 8
+    for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm256_setzero_ps();
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      const __m256 w0 = Format::load8(row0 + c * B), w1 = Format::load8(row1 + c * B);
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) {
+        const __m256 xv = _mm256_loadu_ps(xt + n * cols + c);
+        acc0[n] = _mm256_fmadd_ps(w0, xv, acc0[n]);
+        acc1[n] = _mm256_fmadd_ps(w1, xv, acc1[n]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int n = 0; n < N; ++n) {
+      out0[n] = hsum(acc0[n]);
+      out1[n] = hsum(acc1[n]);
+    }
+    add_tail<N>(row0, c, xt, out0);
+    add_tail<N>(row1, c, xt, out1);
+  }
+
+  // Columns c .. cols-1, fewer than 8.
+  template <int N>
+  void add_tail(const uint8_t* row, int64_t c, const float* xt, float* out) const {
+    for (; c < x.cols; ++c) {
       const float v = Format::load1(row + c * B);
-      for (int n = 0; n < N; ++n) out[n] += v * xt[n * cols + c];
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) out[n] += v * xt[n * x.cols + c];
     }
   }
 };
@@ -131,6 +168,7 @@ struct Block32Dot {
     const float* xs = x.s + t0 * nb;
     __m256 acc[N];
     float c[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) {
       acc[n] = _mm256_setzero_ps();
       c[n] = 0.0f;
@@ -145,6 +183,7 @@ struct Block32Dot {
         if constexpr (Format::kHasC) c[n] += wb.c * xs[n * nb + b];
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = hsum(acc[n]) + c[n];
   }
 };

@@ -41,6 +41,7 @@ struct Q45KDot512 {
     const int64_t nb = x.blocks, cols = x.cols;
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     __m512 acc[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc[n] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
       const uint8_t* p = row + sb * kBytes;  // d, dmin, scales[12], (qh[32]), qs[128]
@@ -50,7 +51,9 @@ struct Q45KDot512 {
       const uint8_t* qs = p + 16 + (HasHigh ? 32 : 0);
       const __m512i high = HasHigh ? _mm512_broadcast_i64x4(load256(p + 16)) : _mm512_setzero_si512();
       __m512i isum[N];
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n) isum[n] = _mm512_setzero_si512();
+#pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {  // sub-blocks 2c (low nibbles) and 2c+1 (high nibbles)
         const __m256i raw = load256(qs + 32 * c);
         __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(raw, low4)),
@@ -78,6 +81,7 @@ struct Q45KDot512 {
         acc[n] = _mm512_fnmadd_ps(zext_cvt(msum), _mm512_broadcast_f32x8(dmin), acc[n]);
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = _mm512_reduce_add_ps(acc[n]);
   }
 };
@@ -95,13 +99,16 @@ struct Q6KDot512 {
     const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
     const __m512i shr = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
     __m512 acc[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc[n] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
       const uint8_t* p = row + sb * int64_t(sizeof(BlockQ6_K));  // ql[128], qh[64], scales[16], d
       const __m256i sc16 = _mm256_cvtepi8_epi16(load128(p + 192));
       const __m512i sc = _mm512_castsi256_si512(sc16);
       __m512i isum[N];
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n) isum[n] = _mm512_setzero_si512();
+#pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m512i ql = _mm512_loadu_si512(p + 64 * h);
         const __m512i qh = _mm512_broadcast_i64x4(load256(p + 128 + 32 * h));
@@ -128,6 +135,7 @@ struct Q6KDot512 {
         acc[n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_set1_ps(d * x.d[i]), acc[n]);
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = _mm512_reduce_add_ps(acc[n]);
   }
 };

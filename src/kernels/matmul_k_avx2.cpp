@@ -33,6 +33,7 @@ struct Q45KDot {
     const int64_t nb = x.blocks, cols = x.cols;
     const __m256i low4 = _mm256_set1_epi8(0x0f), bit0 = _mm256_set1_epi8(1);
     __m256 acc[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc[n] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
       const uint8_t* p = row + sb * kBytes;  // d, dmin, scales[12], (qh[32]), qs[128]
@@ -42,7 +43,9 @@ struct Q45KDot {
       const uint8_t* qs = p + 16 + (HasHigh ? 32 : 0);
       __m256i high = HasHigh ? load256(p + 16) : _mm256_setzero_si256();
       __m256i isum[N];
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n) isum[n] = _mm256_setzero_si256();
+#pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {  // 64 elements: sub-blocks 2c (low nibbles), 2c+1 (high)
         const __m256i raw = load256(qs + 32 * c);
         __m256i lo = _mm256_and_si256(raw, low4);
@@ -71,6 +74,7 @@ struct Q45KDot {
         acc[n] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), dmin, acc[n]);
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = hsum(acc[n]);
   }
 };
@@ -84,11 +88,13 @@ struct Q6KDot {
     const int64_t nb = x.blocks, cols = x.cols;
     const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
     __m256 acc[N];
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc[n] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
       const uint8_t* p = row + sb * int64_t(sizeof(BlockQ6_K));  // ql[128], qh[64], scales[16], d
       const __m256i sc16 = _mm256_cvtepi8_epi16(load128(p + 192));
       __m256i isum[N];
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n) isum[n] = _mm256_setzero_si256();
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
@@ -127,6 +133,7 @@ struct Q6KDot {
         acc[n] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total), _mm256_set1_ps(d * x.d[i]), acc[n]);
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = hsum(acc[n]);
   }
 };

@@ -35,10 +35,12 @@ struct FloatDot {
 
   template <int N>
   void run(const uint8_t* row, int64_t t0, float* out) const {
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = 0.0f;
     const float* xt = x.f + t0 * x.cols;
     for (int64_t c = 0; c < x.cols; ++c) {
       const float v = Load(row + c * Bytes);
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n) out[n] += v * xt[n * x.cols + c];
     }
   }
@@ -63,11 +65,13 @@ struct Block32Dot {
     Block32 b;
     for (int64_t blk = 0; blk < x.blocks; ++blk) {
       decode(row + blk * bytes, b);
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         const int64_t i = (t0 + n) * x.blocks + blk;
         acc[n] += (b.d * x.d[i]) * float(dot_i8(b.q, x.q + i * 32, 32)) + b.m * x.s[i];
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = acc[n];
   }
 };
@@ -86,6 +90,7 @@ struct BlockKDot {
     BlockK b;
     for (int64_t blk = 0; blk < x.blocks; ++blk) {
       decode(row + blk * bytes, b);
+#pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         const int64_t i = (t0 + n) * x.blocks + blk;
         const int8_t* xq = x.q + i * 256;
@@ -99,6 +104,7 @@ struct BlockKDot {
         acc[n] += (b.d * x.d[i]) * float(isum) - (b.dmin * x.d[i]) * float(msum);
       }
     }
+#pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = acc[n];
   }
 };

@@ -17,6 +17,7 @@ inline void cpu_relax() {
 }
 
 constexpr int kSpinIterations = 1 << 15;
+constexpr int kCallerSpinIterations = 1 << 10;
 
 // Denormal floats (tiny attention weights, say) make x86 multiply ~100x slower
 // through microcode assists; kernels treat them as zero instead (FTZ + DAZ).
@@ -52,7 +53,12 @@ void ThreadPool::dispatch(Thunk thunk, void* ctx) {
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   thunk(ctx, 0, n_threads_);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  // Spin briefly, then yield: on a busy machine a worker may be waiting for
+  // this very CPU, and spinning through a whole time slice costs milliseconds.
+  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kCallerSpinIterations) cpu_relax();
+    else std::this_thread::yield();
+  }
 }
 
 void ThreadPool::worker(int index) {

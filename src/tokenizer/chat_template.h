@@ -1,9 +1,9 @@
 #pragma once
-// Chat prompts: a conversation rendered in the format of the model's chat
-// template. The Jinja template (tokenizer.chat_template) is not interpreted:
-// its family is recognised by distinctive substrings and written out here.
-// The result starts without BOS and is meant to be encoded with
-// add_special=true (which adds BOS) and parse_special=true.
+// Chat prompts: a conversation rendered by the model's own chat template
+// (tokenizer.chat_template, run by the Jinja interpreter in tokenizer/jinja.h)
+// or, for vocabularies without one, in a plain "User: ...\nAssistant:" format.
+// docs/chat-templates.md describes the behaviour in full.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,13 +12,18 @@
 
 namespace parley {
 
+class Tokenizer;
+
 struct ChatMessage {
-  std::string role;  // "system", "user" or "assistant"
+  std::string role;  // "system", "user", "assistant" (or what the template knows)
   std::string content;
 };
 
+// The well-known format a template looks like, recognised by distinctive
+// substrings; Plain for an empty template. Informational only: rendering
+// always runs the template itself.
 enum class ChatFamily {
-  Plain,    // no (known) template: "User: ...\nAssistant:"
+  Plain,    // no template: "User: ...\nAssistant:"
   ChatMl,   // <|im_start|>role\n...<|im_end|>
   Llama3,   // <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
   Llama2,   // [INST] <<SYS>>\n...\n<</SYS>>\n\n... [/INST] ... </s>
@@ -30,12 +35,31 @@ enum class ChatFamily {
 
 ChatFamily detect_chat_family(std::string_view chat_template);
 
-// `bos`/`eos`: the texts of the vocabulary's BOS/EOS tokens, which some
-// formats put between turns.
-std::string render_chat(ChatFamily family, const std::vector<ChatMessage>& msgs, bool add_generation_prompt,
-                        std::string_view bos = "<s>", std::string_view eos = "</s>");
-
-// The family of vocab.chat_template, with the vocabulary's BOS/EOS texts.
+// The prompt for `msgs`: the template's output as transformers renders it,
+// except that (1) system messages a template cannot take (it raises or drops
+// them) open the next user message instead, and (2) a leading BOS text is left
+// out when the vocabulary adds BOS itself. Encode it with add_special=true and
+// parse_special=true, or (better) use encode_chat. Throws parley::Error, with
+// line and column, when the template fails or raises.
 std::string render_chat(const Vocab& vocab, const std::vector<ChatMessage>& msgs, bool add_generation_prompt);
+
+// The same prompt in pieces: template text, and text that came from messages.
+struct ChatSegment {
+  std::string text;
+  bool from_message;
+};
+std::vector<ChatSegment> render_chat_segments(const Vocab& vocab, const std::vector<ChatMessage>& msgs,
+                                              bool add_generation_prompt);
+
+// The prompt's token ids, BOS/EOS added as the vocabulary says. Special-token
+// texts are recognised in the template's text only: message text such as a
+// user typing "<|im_start|>" is encoded as plain text.
+std::vector<int32_t> encode_chat(const Tokenizer& tok, const std::vector<ChatMessage>& msgs,
+                                 bool add_generation_prompt);
+
+// Exactly what transformers' apply_chat_template renders (messages as given,
+// tools=None): no system-message folding, no BOS removal.
+std::string apply_chat_template(std::string_view chat_template, const std::vector<ChatMessage>& msgs,
+                                bool add_generation_prompt, std::string_view bos_token, std::string_view eos_token);
 
 }  // namespace parley

@@ -123,13 +123,15 @@ TEST_P(MatmulTest, PathsAgreeOnOddShapes) {
     }
 }
 
-// Large enough to be split over the pool, with a row count no grain divides.
+// Large enough to be split over the pool, with a row count no grain divides;
+// the last also quantizes its activations on the pool (prefill-sized).
 TEST_P(MatmulTest, SplitOverThreads) {
   const DType type = GetParam();
   const int64_t cols = traits(type).block_elems == 256 ? 512 : 160;
   ThreadPool pool(4);
   check(make_problem(type, 203, cols, 3, 99), pool);
   check(make_problem(type, 509, cols, 1, 98), pool);
+  check(make_problem(type, 37, 1024, 19, 97), pool);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, MatmulTest,

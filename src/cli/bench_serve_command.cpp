@@ -1,0 +1,235 @@
+// parley bench-serve: an in-process serving benchmark. A stream of synthetic
+// requests (closed loop at a fixed concurrency, or Poisson arrivals) goes
+// through the continuous-batching engine; reports aggregate throughput, time
+// to first token and inter-token latency percentiles, and memory.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include "engine/engine_limits.h"
+#include "engine/llm_engine.h"
+#include "kernels/cpu.h"
+#include "model/model.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchServeArgs {
+  ModelOptions model;
+  int32_t concurrency = 16;
+  int32_t requests = 64;
+  int32_t prompt_tokens = 128;
+  int32_t max_tokens = 64;
+  double spread = 0;  // lengths uniform in [n (1 - spread), n (1 + spread)]
+  int32_t shared_prefix = 0;
+  double rate = 0;  // requests per second (Poisson); 0 = closed loop
+  uint64_t seed = 1;
+  EngineConfig engine;
+  std::string kv_memory, kv_type = "f16", policy = "fcfs", kv_policy = "full";
+  bool no_prefix_cache = false;
+};
+
+struct Trace {
+  Clock::time_point submitted;
+  std::vector<Clock::time_point> tokens;
+  bool done = false;
+};
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[size_t(p / 100.0 * double(v.size() - 1) + 0.5)];
+}
+
+uint64_t peak_rss_bytes() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+class Workload {
+ public:
+  Workload(const BenchServeArgs& a, int32_t vocab) : a_(a), vocab_(vocab), rng_(a.seed), prefix_(tokens(a.shared_prefix)) {}
+  Request next() {
+    Request r;
+    r.prompt = prefix_;
+    const auto body = tokens(jitter(a_.prompt_tokens));
+    r.prompt.insert(r.prompt.end(), body.begin(), body.end());
+    r.prompt[0] = 1;  // BOS
+    r.max_tokens = jitter(a_.max_tokens);
+    r.sampling.temperature = 0;
+    r.ignore_eos = true;
+    return r;
+  }
+
+ private:
+  int32_t jitter(int32_t n) {
+    std::uniform_real_distribution<double> u(1.0 - a_.spread, 1.0 + a_.spread);
+    return std::max(1, int32_t(double(n) * u(rng_) + 0.5));
+  }
+  std::vector<int32_t> tokens(int32_t n) {
+    std::vector<int32_t> t(static_cast<size_t>(std::max(n, 0)));
+    std::uniform_int_distribution<int32_t> id(3, vocab_ - 1);  // no control tokens
+    for (auto& x : t) x = id(rng_);
+    return t;
+  }
+  const BenchServeArgs& a_;
+  int32_t vocab_;
+  std::mt19937_64 rng_;
+  std::vector<int32_t> prefix_;
+};
+
+EngineConfig engine_config(const BenchServeArgs& a) {
+  EngineConfig c = a.engine;
+  c.threads = a.model.threads;
+  if (!a.kv_memory.empty()) c.kv_memory_bytes = parse_memory_size(a.kv_memory);
+  const auto type = dtype_from_name(a.kv_type);
+  if (!type) throw Error("--kv-type: unknown type '" + a.kv_type + "'");
+  c.kv_type = *type;
+  if (a.policy != "fcfs" && a.policy != "cost-aware") throw Error("--policy: fcfs or cost-aware");
+  c.policy = a.policy == "fcfs" ? SchedulePolicy::Fcfs : SchedulePolicy::CostAware;
+  const auto kv = kv_policy_from_name(a.kv_policy);
+  if (!kv) throw Error("--kv-policy: full, window, sink or heavy-hitter");
+  c.kv_retention.policy = *kv;
+  c.prefix_cache = !a.no_prefix_cache;
+  return c;
+}
+
+void report(const BenchServeArgs& a, const std::vector<Trace>& traces, double wall_s, const LlmEngine& engine,
+            uint64_t peak_used, const Model& model, uint64_t block_bytes) {
+  std::vector<double> ttft, itl;
+  uint64_t generated = 0;
+  for (const Trace& t : traces) {
+    if (t.tokens.empty()) continue;
+    ttft.push_back(ms(t.tokens[0] - t.submitted));
+    for (size_t i = 1; i < t.tokens.size(); ++i) itl.push_back(ms(t.tokens[i] - t.tokens[i - 1]));
+    generated += t.tokens.size();
+  }
+  const EngineStats s = engine.stats();
+  std::printf("wall %.2f s: output %.1f tok/s, %.2f requests/s, prompt %.1f tok/s evaluated\n", wall_s,
+              double(generated) / wall_s, double(traces.size()) / wall_s, double(s.prompt_tokens) / wall_s);
+  std::printf("TTFT ms: P50 %.1f, P99 %.1f", percentile(ttft, 50), percentile(ttft, 99));
+  // Requests after the first wave arrive while the engine is busy (and, with
+  // a shared prefix, find it cached).
+  if (a.rate <= 0 && int32_t(ttft.size()) > a.concurrency)
+    std::printf("; after the first %d: P50 %.1f", a.concurrency,
+                percentile(std::vector<double>(ttft.begin() + a.concurrency, ttft.end()), 50));
+  std::printf("\n");
+  std::printf("inter-token ms: P50 %.1f, P99 %.1f\n", percentile(itl, 50), percentile(itl, 99));
+  std::printf("engine: %llu steps, %llu preemptions, prefix cache %llu of %llu prompt tokens\n",
+              (unsigned long long)s.steps, (unsigned long long)s.preemptions,
+              (unsigned long long)s.prefix_cache_hit_tokens, (unsigned long long)s.prefix_cache_query_tokens);
+  std::printf("memory: KV pool %.1f MB (%llu blocks, peak %llu used = %.1f MB), weights %.1f MB, peak RSS %.1f MB\n",
+              double(s.kv_blocks_total * block_bytes) / 1e6, (unsigned long long)s.kv_blocks_total,
+              (unsigned long long)peak_used, double(peak_used * block_bytes) / 1e6, double(model.weight_bytes()) / 1e6,
+              double(peak_rss_bytes()) / 1e6);
+}
+
+void run_bench_serve(const BenchServeArgs& a) {
+  auto model = a.model.load();
+  const EngineConfig config = engine_config(a);
+  LlmEngine engine(*model, config);
+  const KvLayout layout = kv_layout(model->config(), engine.config());
+  std::printf("%s: %d threads (%s), KV %s, %s scheduling, max %d running, %d tokens per step, KV policy %s\n",
+              model->name().c_str(), engine.config().threads, std::string(isa_name(active_isa())).c_str(),
+              std::string(dtype_name(config.kv_type)).c_str(), a.policy.c_str(), config.max_running,
+              config.max_batch_tokens, a.kv_policy.c_str());
+  std::printf("load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens\n", a.requests,
+              a.rate > 0 ? ("Poisson " + std::to_string(a.rate) + "/s").c_str()
+                         : ("concurrency " + std::to_string(a.concurrency)).c_str(),
+              a.prompt_tokens, a.shared_prefix, a.max_tokens);
+
+  Workload work(a, model->config().vocab_size);
+  std::vector<Trace> traces(size_t(a.requests));
+  for (auto& t : traces) t.tokens.reserve(size_t(a.max_tokens * (1 + a.spread)) + 2);
+  std::mutex mu;
+  std::condition_variable cv;
+  int32_t in_flight = 0, finished = 0;
+  uint64_t peak_used = 0;
+  auto submit = [&](int32_t i) {
+    Trace& t = traces[size_t(i)];
+    Request r = work.next();
+    std::lock_guard lock(mu);
+    t.submitted = Clock::now();
+    ++in_flight;
+    engine.submit(std::move(r), [&, i](const Event& e) {  // engine thread: record and return
+      const auto now = Clock::now();
+      std::lock_guard lock(mu);
+      Trace& tr = traces[size_t(i)];
+      if (e.token >= 0) tr.tokens.push_back(now);
+      if (!e.final) return;
+      if (e.finish == FinishReason::Error) std::fprintf(stderr, "request %d failed: %s\n", i, e.error.c_str());
+      tr.done = true;
+      --in_flight;
+      ++finished;
+      cv.notify_one();
+    });
+  };
+  const auto start = Clock::now();
+  std::exponential_distribution<double> gap(a.rate > 0 ? a.rate : 1.0);
+  std::mt19937_64 rng(a.seed + 1);
+  for (int32_t i = 0; i < a.requests; ++i) {
+    if (a.rate > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(gap(rng)));
+    } else {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return in_flight < a.concurrency; });
+    }
+    submit(i);
+    peak_used = std::max(peak_used, engine.stats().kv_blocks_used);
+  }
+  for (;;) {
+    std::unique_lock lock(mu);
+    if (cv.wait_for(lock, std::chrono::milliseconds(5), [&] { return finished == a.requests; })) break;
+    lock.unlock();
+    peak_used = std::max(peak_used, engine.stats().kv_blocks_used);
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  report(a, traces, wall, engine, peak_used, *model, layout.block_bytes);
+}
+
+}  // namespace
+
+void add_bench_serve_command(CLI::App& app) {
+  auto a = std::make_shared<BenchServeArgs>();
+  auto* cmd = app.add_subcommand("bench-serve", "in-process serving benchmark of the batching engine");
+  a->model.add_to(*cmd);
+  cmd->add_option("--concurrency", a->concurrency, "requests in flight (closed loop)")->capture_default_str();
+  cmd->add_option("--requests", a->requests, "requests in all")->capture_default_str();
+  cmd->add_option("--prompt-tokens", a->prompt_tokens, "prompt tokens per request (after the shared prefix)")
+      ->capture_default_str();
+  cmd->add_option("--max-tokens", a->max_tokens, "output tokens per request")->capture_default_str();
+  cmd->add_option("--length-spread", a->spread, "prompt and output lengths uniform within +-this fraction")
+      ->capture_default_str();
+  cmd->add_option("--shared-prefix-tokens", a->shared_prefix, "a prefix every prompt starts with")
+      ->capture_default_str();
+  cmd->add_option("--rate", a->rate, "Poisson arrivals per second instead of the closed loop");
+  cmd->add_option("--seed", a->seed, "workload seed")->capture_default_str();
+  cmd->add_option("--max-running", a->engine.max_running, "sequences decoded together")->capture_default_str();
+  cmd->add_option("--max-batch-tokens", a->engine.max_batch_tokens, "tokens per engine step")->capture_default_str();
+  cmd->add_option("--kv-memory", a->kv_memory, "KV pool: bytes, 512M, 2G or 25% (default: 25% of RAM, capped)");
+  cmd->add_option("--kv-type", a->kv_type, "KV element type: f32, f16, q8_0")->capture_default_str();
+  cmd->add_option("--block-size", a->engine.block_size, "tokens per KV block")->capture_default_str();
+  cmd->add_option("--policy", a->policy, "scheduling: fcfs or cost-aware")->capture_default_str();
+  cmd->add_flag("--no-prefix-cache", a->no_prefix_cache, "disable automatic prefix caching");
+  cmd->add_option("--kv-policy", a->kv_policy, "KV retention: full, window, sink, heavy-hitter")->capture_default_str();
+  cmd->add_option("--kv-window", a->engine.kv_retention.window, "recent tokens kept")->capture_default_str();
+  cmd->add_option("--kv-sink", a->engine.kv_retention.sink, "first tokens kept")->capture_default_str();
+  cmd->add_option("--kv-heavy", a->engine.kv_retention.heavy, "heavy hitters kept")->capture_default_str();
+  cmd->callback([a] { run_bench_serve(*a); });
+}
+
+}  // namespace parley

@@ -1,0 +1,74 @@
+#pragma once
+// Accounting of the paged KV pool: reference-counted blocks, a free list,
+// per-sequence block tables, and automatic prefix caching. A full block is
+// identified by hash(parent block's hash, its tokens); blocks of finished
+// sequences keep their contents and stay findable until their memory is
+// needed (least recently freed first). A shared block about to be written is
+// copied first (copy-on-write). No allocation after construction.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "engine/block_hash_map.h"
+
+namespace parley {
+
+// A sequence's blocks: slot s of the sequence is slot s % block_size of
+// blocks[s / block_size]. hashes[i] is the hash of full block i (i < hashes.size()).
+struct BlockTable {
+  std::vector<int32_t> blocks;
+  std::vector<uint64_t> hashes;
+};
+
+class BlockManager {
+ public:
+  BlockManager(int32_t n_blocks, int32_t block_size, bool prefix_cache);
+
+  // Copies a block's K/V contents (the engine wires it to KvCache::copy_block).
+  void set_copy(std::function<void(int32_t dst, int32_t src)> copy) { copy_ = std::move(copy); }
+
+  // Prefix caching: how many leading full blocks of tokens[0, n) are cached.
+  // The match is remembered for take_prefix(); `free_hits` says how many of
+  // those blocks sit in the free list (taking them leaves fewer free).
+  int32_t match_prefix(const int32_t* tokens, int32_t n, int32_t* free_hits);
+  void take_prefix(BlockTable& table);  // appends the last match's blocks (table empty)
+
+  // Makes slots [first, end) writable: allocates missing blocks and copies
+  // shared ones. All or nothing: false (no change) when blocks run short.
+  bool reserve(BlockTable& table, int32_t first, int32_t end);
+  // Blocks reserve() would take from the free list.
+  int32_t blocks_needed(const BlockTable& table, int32_t first, int32_t end) const;
+  // Registers the full blocks among slots [0, n_computed) in the prefix cache.
+  void commit(BlockTable& table, const int32_t* tokens, int32_t n_computed);
+  void release(BlockTable& table);  // drops every reference; clears the table
+
+  int32_t block_size() const { return block_size_; }
+  int32_t total_blocks() const { return int32_t(ref_.size()); }
+  int32_t free_blocks() const { return free_count_; }
+  int32_t used_blocks() const { return total_blocks() - free_count_; }
+  int32_t cached_blocks() const;  // free blocks still holding a findable prefix
+
+ private:
+  uint64_t block_hash(uint64_t parent, const int32_t* tokens) const;
+  bool holds(int32_t block, uint64_t parent, const int32_t* tokens) const;
+  int32_t allocate();
+  void forget(int32_t block);  // removes it from the prefix cache
+  void push_free(int32_t block, bool front);
+  void unlink_free(int32_t block);
+
+  int32_t block_size_;
+  bool prefix_cache_;
+  std::function<void(int32_t, int32_t)> copy_;
+  std::vector<int32_t> ref_;
+  std::vector<uint64_t> hash_, parent_;  // hash_ 0: not in the prefix cache
+  std::vector<int32_t> tokens_;          // [block][block_size]: what a cached block holds
+  // Free list, doubly linked: uncached blocks at the front (reused first),
+  // cached ones behind them from least to most recently freed.
+  std::vector<int32_t> prev_, next_;
+  int32_t head_ = -1, tail_ = -1, free_count_ = 0, cached_free_ = 0;
+  BlockHashMap index_;
+  std::vector<int32_t> match_;  // blocks of the last match_prefix()
+  std::vector<uint64_t> match_hashes_;
+};
+
+}  // namespace parley

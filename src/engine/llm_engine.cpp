@@ -1,0 +1,315 @@
+#include "engine/llm_engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "engine/engine_limits.h"
+#include "engine/logprobs.h"
+#include "engine/model_runner.h"
+#include "engine/scheduler.h"
+#include "model/model.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+// As the kernel threads do (thread_pool.h): this thread runs part of every
+// kernel, and denormal floats would slow it down a hundredfold.
+void flush_denormals_here() {
+#if defined(__x86_64__)
+  __builtin_ia32_ldmxcsr(__builtin_ia32_stmxcsr() | 0x8040);
+#endif
+}
+
+}  // namespace
+
+struct LlmEngine::Impl {
+  Impl(const Model& m, EngineConfig c);
+  ~Impl();
+
+  struct Submission {
+    RequestId id;
+    Request request;
+    EventSink sink;
+  };
+
+  void loop();
+  bool has_work() const { return !scheduler.waiting().empty() || !scheduler.running().empty(); }
+  void accept(Submission& s);
+  std::string invalid(const Request& r) const;
+  void cancel(RequestId id, FinishReason why);
+  void expire(Clock::time_point now);
+  bool step();
+  void sample(Sequence& seq, float* logits);
+  void finish(Sequence& seq, FinishReason why, const std::string& error = "");
+  void deliver(const EventSink& sink, const Event& e);
+  void publish();
+
+  const Model& model;
+  const EngineConfig config;
+  const KvLayout layout;
+  ModelRunner runner;
+  BlockManager blocks;
+  Scheduler scheduler;
+  std::unordered_map<RequestId, std::unique_ptr<Sequence>> live;
+  uint64_t arrivals = 0;
+  std::vector<float> penalised;  // logits for log-probabilities
+  std::vector<Submission> inbox, inbox_taken;
+  std::vector<RequestId> cancels, cancels_taken;
+  std::atomic<RequestId> next_id{1};
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  EngineStats stats, shared_stats;  // engine thread's, and the copy behind `mu`
+  std::thread thread;
+};
+
+LlmEngine::Impl::Impl(const Model& m, EngineConfig c)
+    : model(m),
+      config(resolve_config(m.config(), c)),
+      layout(kv_layout(m.config(), config)),
+      runner(m, config.threads, config.kv_type, config.block_size, layout.n_blocks, config.max_batch_tokens,
+             config.max_running, layout.context_limit),
+      blocks(int32_t(layout.n_blocks), config.block_size, config.prefix_cache),
+      scheduler(config, blocks),
+      penalised(size_t(m.config().vocab_size)) {
+  blocks.set_copy([this](int32_t dst, int32_t src) { runner.cache().copy_block(dst, src); });
+  stats.kv_blocks_total = uint64_t(layout.n_blocks);
+  shared_stats = stats;
+  thread = std::thread([this] { loop(); });
+}
+
+LlmEngine::Impl::~Impl() {
+  {
+    std::lock_guard lock(mu);
+    stopping = true;
+  }
+  cv.notify_one();
+  thread.join();
+}
+
+void LlmEngine::Impl::loop() {
+  flush_denormals_here();
+  for (;;) {
+    bool stop = false;
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return stopping || !inbox.empty() || !cancels.empty() || has_work(); });
+      inbox_taken.swap(inbox);
+      cancels_taken.swap(cancels);
+      stop = stopping;
+    }
+    for (Submission& s : inbox_taken) accept(s);
+    inbox_taken.clear();
+    for (RequestId id : cancels_taken) cancel(id, FinishReason::Cancelled);
+    cancels_taken.clear();
+    if (stop) {
+      while (!live.empty()) cancel(live.begin()->first, FinishReason::Cancelled);
+      publish();
+      return;
+    }
+    expire(Clock::now());
+    const bool ran = step();
+    publish();
+    // Work that cannot run yet (it should not happen: one sequence always
+    // fits) must not spin: wait a little, or until a submit or cancel.
+    if (!ran && has_work()) {
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, std::chrono::milliseconds(5), [&] { return stopping || !inbox.empty() || !cancels.empty(); });
+    }
+  }
+}
+
+std::string LlmEngine::Impl::invalid(const Request& r) const {
+  const int32_t vocab = model.config().vocab_size;
+  if (r.prompt.empty()) return "the prompt has no tokens";
+  for (int32_t t : r.prompt)
+    if (t < 0 || t >= vocab)
+      return "prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")";
+  if (r.max_tokens < 0) return "max_tokens must be >= 0, got " + std::to_string(r.max_tokens);
+  if (r.top_logprobs > vocab)
+    return "top_logprobs must be at most the vocabulary size " + std::to_string(vocab);
+  const KvRetention kv = r.kv_retention.value_or(config.kv_retention);
+  if (kv.policy == KvPolicy::Full && int32_t(r.prompt.size()) > layout.context_limit)
+    return "the prompt has " + std::to_string(r.prompt.size()) + " tokens, more than the context of " +
+           std::to_string(layout.context_limit) + " tokens";
+  try {
+    validate_retention(kv, layout.context_limit);
+    Sampler check(r.sampling, vocab);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Validation happens here, on the engine thread, so that every event of a
+// request (an error too) reaches its sink from the same thread.
+void LlmEngine::Impl::accept(Submission& s) {
+  const std::string error = invalid(s.request);
+  if (!error.empty()) {
+    Event e;
+    e.id = s.id;
+    e.final = true;
+    e.finish = FinishReason::Error;
+    e.error = error;
+    e.prompt_tokens = int32_t(s.request.prompt.size());
+    ++stats.requests_failed;
+    deliver(s.sink, e);
+    return;
+  }
+  const KvRetention kv = s.request.kv_retention.value_or(config.kv_retention);
+  const int32_t max_new = kv.policy == KvPolicy::Full ? layout.context_limit : s.request.max_tokens;
+  auto seq = std::make_unique<Sequence>(s.id, std::move(s.request), std::move(s.sink), arrivals++,
+                                        model.tokenizer(), model.config().vocab_size, kv, max_new);
+  Sequence& ref = *seq;
+  live.emplace(s.id, std::move(seq));
+  if (ref.req.max_tokens == 0) return finish(ref, FinishReason::Length);
+  scheduler.add(&ref);
+}
+
+void LlmEngine::Impl::cancel(RequestId id, FinishReason why) {
+  const auto it = live.find(id);
+  if (it != live.end()) finish(*it->second, why);
+}
+
+void LlmEngine::Impl::expire(Clock::time_point now) {
+  for (auto* queue : {&scheduler.waiting(), &scheduler.running()})
+    for (size_t i = queue->size(); i-- > 0;) {
+      Sequence* seq = (*queue)[i];
+      if (seq->req.deadline && *seq->req.deadline <= now) finish(*seq, FinishReason::Deadline);
+    }
+}
+
+bool LlmEngine::Impl::step() {
+  const auto& batch = scheduler.schedule(Clock::now());
+  if (batch.empty()) return false;
+  float* logits = nullptr;
+  try {
+    logits = runner.run(batch);
+  } catch (const std::exception& e) {  // a bug, not a request's fault: fail what ran, keep serving
+    for (const auto& s : batch) finish(*s.seq, FinishReason::Error, std::string("engine step failed: ") + e.what());
+    return true;
+  }
+  scheduler.step_done();
+  ++stats.steps;
+  // Sampling may finish sequences (removing them from the scheduler, not
+  // from this step's list, which stays valid until the next schedule()).
+  const size_t vocab = size_t(model.config().vocab_size);
+  size_t row = 0;
+  for (const auto& [seq, n] : batch) {
+    stats.prompt_tokens += uint64_t(std::max(0, std::min(seq->computed, seq->prompt_len) - (seq->computed - n)));
+    if (seq->pending() == 0) sample(*seq, logits + vocab * row++);
+  }
+  return true;
+}
+
+void LlmEngine::Impl::sample(Sequence& seq, float* logits) {
+  const int32_t vocab = model.config().vocab_size;
+  Event e;
+  e.id = seq.id;
+  if (seq.req.top_logprobs >= 0) {  // penalised, before temperature: as sample() sees them
+    std::copy_n(logits, vocab, penalised.data());
+    seq.sampler.apply_penalties(penalised.data());
+  }
+  const int32_t token = seq.sampler.sample(logits);
+  const auto& stop_ids = seq.req.stop_ids;
+  if ((!seq.req.ignore_eos && model.tokenizer().is_eog(token)) ||
+      std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end())
+    return finish(seq, FinishReason::Stop);
+  if (seq.req.top_logprobs >= 0)
+    e.logprob = token_logprobs(penalised.data(), vocab, token, seq.req.top_logprobs, e.top_logprobs);
+  seq.sampler.accept(token);
+  seq.tokens.push_back(token);
+  ++stats.generated_tokens;
+  e.token = token;
+  e.text = seq.stops.push(seq.detok.push(token));
+  deliver(seq.sink, e);
+  if (seq.stops.stopped()) return finish(seq, FinishReason::Stop);
+  // Under Full the next token needs a position inside the context.
+  if (seq.generated() >= seq.req.max_tokens ||
+      (seq.full_kv() && int32_t(seq.tokens.size()) >= layout.context_limit))
+    finish(seq, FinishReason::Length);
+}
+
+// The final event, with any text still held back (not after a stop string
+// or when the client is gone), then the sequence and its blocks go.
+void LlmEngine::Impl::finish(Sequence& seq, FinishReason why, const std::string& error) {
+  Event e;
+  e.id = seq.id;
+  e.final = true;
+  e.finish = why;
+  e.error = error;
+  if (!seq.stops.stopped() && why != FinishReason::Cancelled && why != FinishReason::Error)
+    e.text = seq.stops.push(seq.detok.flush()) + seq.stops.flush();
+  e.prompt_tokens = seq.prompt_len;
+  e.completion_tokens = seq.generated();
+  e.cached_tokens = seq.cached_tokens;
+  if (why == FinishReason::Cancelled) ++stats.requests_cancelled;
+  else if (why == FinishReason::Error) ++stats.requests_failed;
+  else ++stats.requests_finished;
+  scheduler.remove(&seq);
+  const EventSink sink = std::move(seq.sink);
+  live.erase(seq.id);
+  publish();  // whoever waits for this event sees the memory freed
+  deliver(sink, e);
+}
+
+// A sink must not throw; if one does, the engine goes on serving the others.
+void LlmEngine::Impl::deliver(const EventSink& sink, const Event& e) {
+  if (!sink) return;
+  try {
+    sink(e);
+  } catch (...) {
+  }
+}
+
+void LlmEngine::Impl::publish() {
+  stats.running = int32_t(scheduler.running().size());
+  stats.kv_blocks_used = uint64_t(blocks.used_blocks());
+  stats.kv_blocks_cached = uint64_t(blocks.cached_blocks());
+  stats.prefix_cache_hit_tokens = scheduler.prefix_hit_tokens();
+  stats.prefix_cache_query_tokens = scheduler.prefix_query_tokens();
+  stats.preemptions = scheduler.preemptions();
+  std::lock_guard lock(mu);
+  stats.waiting = int32_t(scheduler.waiting().size() + inbox.size());
+  shared_stats = stats;
+}
+
+LlmEngine::LlmEngine(const Model& model, EngineConfig config) : impl_(std::make_unique<Impl>(model, config)) {}
+
+LlmEngine::~LlmEngine() = default;
+
+RequestId LlmEngine::submit(Request request, EventSink sink) {
+  const RequestId id = impl_->next_id.fetch_add(1);
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->inbox.push_back({id, std::move(request), std::move(sink)});
+  }
+  impl_->cv.notify_one();
+  return id;
+}
+
+void LlmEngine::cancel(RequestId id) {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->cancels.push_back(id);
+  }
+  impl_->cv.notify_one();
+}
+
+EngineStats LlmEngine::stats() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->shared_stats;
+}
+
+const Model& LlmEngine::model() const { return impl_->model; }
+const EngineConfig& LlmEngine::config() const { return impl_->config; }
+
+}  // namespace parley

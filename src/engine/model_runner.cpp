@@ -1,0 +1,36 @@
+#include "engine/model_runner.h"
+
+namespace parley {
+
+ModelRunner::ModelRunner(const Model& model, int32_t threads, DType kv_type, int32_t block_size, int64_t n_blocks,
+                         int32_t max_batch_tokens, int32_t max_running, int32_t context_limit)
+    : pool_(threads),
+      cache_(model.config(), kv_type, block_size, n_blocks),
+      forward_(model, pool_, cache_, max_batch_tokens, max_running, context_limit) {
+  chunks_.reserve(size_t(max_running));
+}
+
+float* ModelRunner::run(const std::vector<ScheduledSeq>& batch) {
+  chunks_.clear();
+  for (const auto& [seq, n] : batch) {
+    BatchChunk c;
+    c.tokens = seq->tokens.data() + seq->computed;
+    c.n = n;
+    c.blocks = seq->table.blocks.data();
+    c.logits = seq->computed + n == int32_t(seq->tokens.size());
+    if (seq->full_kv()) {
+      c.pos = seq->computed;
+    } else {  // the scheduler has placed the n tokens: they are the newest kept
+      c.pos = seq->kept.live() - n;
+      c.slot_pos = seq->kept.slot_pos();
+      c.slots = seq->kept.slots();
+      c.n_slots = seq->kept.n_slots();
+      c.attention_sums = seq->kept.attention_sums();
+    }
+    chunks_.push_back(c);
+  }
+  // BatchForward's logits buffer is ours until the next step: samplers may edit it.
+  return const_cast<float*>(forward_.step(chunks_.data(), int32_t(chunks_.size())));
+}
+
+}  // namespace parley

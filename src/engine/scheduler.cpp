@@ -1,0 +1,177 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parley {
+namespace {
+
+double waited_ages(const Sequence& s, Clock::time_point now) {
+  return std::max(0.0, std::chrono::duration<double>(now - s.submitted).count() / kAgingSeconds);
+}
+
+double aged_priority(const Sequence& s, Clock::time_point now) {
+  return double(s.req.priority) + std::floor(waited_ages(s, now));
+}
+
+double aged_cost(const Sequence& s, Clock::time_point now) {
+  const double work = double(s.pending()) + double(std::max(0, s.req.max_tokens - s.generated()));
+  return work / (1.0 + waited_ages(s, now));
+}
+
+// Running order (no aging): priority, then arrival. The last is preempted first.
+bool outranks(const Sequence* a, const Sequence* b) {
+  return a->req.priority != b->req.priority ? a->req.priority > b->req.priority : a->arrival < b->arrival;
+}
+
+}  // namespace
+
+bool runs_before(const Sequence& a, const Sequence& b, SchedulePolicy policy, Clock::time_point now) {
+  const double pa = aged_priority(a, now), pb = aged_priority(b, now);
+  if (pa != pb) return pa > pb;
+  if (policy == SchedulePolicy::CostAware) {
+    const double ca = aged_cost(a, now), cb = aged_cost(b, now);
+    if (ca != cb) return ca < cb;
+  }
+  return a.arrival < b.arrival;
+}
+
+Scheduler::Scheduler(const EngineConfig& config, BlockManager& blocks) : config_(config), blocks_(blocks) {
+  waiting_.reserve(256);
+  running_.reserve(size_t(config.max_running));
+  batch_.reserve(size_t(config.max_running));
+}
+
+void Scheduler::add(Sequence* seq) {
+  // Block tables sized once: no allocation as the sequence grows.
+  const int32_t bs = blocks_.block_size();
+  const size_t slots = seq->full_kv() ? seq->tokens.capacity() : size_t(seq->kept.capacity());
+  seq->table.blocks.reserve(slots / size_t(bs) + 2);
+  seq->table.hashes.reserve(slots / size_t(bs) + 2);
+  waiting_.push_back(seq);
+}
+
+void Scheduler::remove(Sequence* seq) {
+  for (auto* queue : {&waiting_, &running_}) {
+    const auto it = std::find(queue->begin(), queue->end(), seq);
+    if (it != queue->end()) queue->erase(it);
+  }
+  blocks_.release(seq->table);
+}
+
+const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
+  batch_.clear();
+  budget_ = config_.max_batch_tokens;
+  preempted_ = false;
+  schedule_running(true);
+  schedule_running(false);
+  // After a preemption memory is short: admitting more would only thrash.
+  if (!preempted_) admit_waiting(now);
+  return batch_;
+}
+
+void Scheduler::step_done() {
+  for (const ScheduledSeq& s : batch_) {
+    s.seq->computed += s.n;
+    if (s.seq->full_kv()) blocks_.commit(s.seq->table, s.seq->tokens.data(), s.seq->computed);
+  }
+}
+
+int32_t Scheduler::chunk(const Sequence* seq) const {
+  return std::min({seq->pending(), seq->kept.max_chunk(), budget_});
+}
+
+// Decodes first, then prefill chunks, each in priority order.
+void Scheduler::schedule_running(bool decodes) {
+  for (size_t i = 0; i < running_.size() && budget_ > 0; ++i) {
+    Sequence* seq = running_[i];
+    if ((seq->pending() == 1) != decodes) continue;
+    const int32_t n = chunk(seq);
+    if (!make_room(seq, n)) continue;  // it was the lowest: preempted itself, and last
+    batch_.push_back({seq, n});
+    budget_ -= n;
+  }
+}
+
+// Reserves blocks for n more tokens, preempting from the lowest-priority end
+// until they fit. The highest-priority sequence always fits eventually: the
+// context limit is set so that one sequence fits the whole pool.
+bool Scheduler::make_room(Sequence* seq, int32_t n) {
+  while (!reserve(seq, n)) {
+    Sequence* victim = running_.back();
+    preempt(victim);
+    if (victim == seq) return false;
+  }
+  return true;
+}
+
+bool Scheduler::reserve(Sequence* seq, int32_t n) {
+  if (seq->full_kv()) return blocks_.reserve(seq->table, seq->computed, seq->computed + n);
+  if (!blocks_.reserve(seq->table, seq->kept.n_slots(), seq->kept.slots_after(n))) return false;
+  seq->kept.place(n);
+  return true;
+}
+
+void Scheduler::preempt(Sequence* seq) {
+  const auto in_batch = std::find_if(batch_.begin(), batch_.end(), [&](const ScheduledSeq& s) { return s.seq == seq; });
+  if (in_batch != batch_.end()) {
+    budget_ += in_batch->n;
+    batch_.erase(in_batch);
+  }
+  blocks_.release(seq->table);
+  seq->computed = 0;
+  seq->kept.reset();
+  running_.erase(std::find(running_.begin(), running_.end(), seq));
+  waiting_.push_back(seq);
+  ++preemptions_;
+  preempted_ = true;
+}
+
+// In policy order, until one does not fit: later ones never overtake it
+// (that would starve long requests).
+void Scheduler::admit_waiting(Clock::time_point now) {
+  std::sort(waiting_.begin(), waiting_.end(),
+            [&](const Sequence* a, const Sequence* b) { return runs_before(*a, *b, config_.policy, now); });
+  size_t admitted = 0;
+  while (admitted < waiting_.size() && int32_t(running_.size()) < config_.max_running && budget_ > 0 &&
+         try_admit(waiting_[admitted]))
+    ++admitted;
+  waiting_.erase(waiting_.begin(), waiting_.begin() + ptrdiff_t(admitted));
+}
+
+bool Scheduler::try_admit(Sequence* seq) {
+  const int32_t size = int32_t(seq->tokens.size()), bs = blocks_.block_size();
+  int32_t hits = 0, free_hits = 0, computed = 0;
+  if (seq->full_kv()) {
+    hits = blocks_.match_prefix(seq->tokens.data(), size, &free_hits);
+    computed = std::min(hits * bs, size - 1);  // the last token is evaluated for its logits
+  }
+  const int32_t n = std::min({size - computed, seq->kept.max_chunk(), budget_});
+  const int32_t slots = seq->full_kv() ? computed + n : seq->kept.slots_after(n);
+  const int32_t cow = computed < hits * bs ? 1 : 0;
+  const int32_t need = (slots + bs - 1) / bs - hits + cow;
+  // Some headroom for the running sequences' next tokens.
+  const int32_t reserve_free = running_.empty() ? 0 : std::max(1, blocks_.total_blocks() / 100);
+  if (blocks_.free_blocks() - free_hits - need < reserve_free) return false;
+  blocks_.take_prefix(seq->table);
+  seq->computed = computed;
+  if (!reserve(seq, n)) {
+    blocks_.release(seq->table);
+    seq->computed = 0;
+    return false;
+  }
+  query_tokens_ += uint64_t(size);
+  hit_tokens_ += uint64_t(computed);
+  if (!seq->admitted) seq->cached_tokens = computed;
+  seq->admitted = true;
+  insert_running(seq);
+  batch_.push_back({seq, n});
+  budget_ -= n;
+  return true;
+}
+
+void Scheduler::insert_running(Sequence* seq) {
+  running_.insert(std::upper_bound(running_.begin(), running_.end(), seq, outranks), seq);
+}
+
+}  // namespace parley

@@ -1,0 +1,68 @@
+#pragma once
+// Iteration-level (continuous) batching: before every engine step, decides
+// which sequences run and how many of their tokens, within a token budget
+// (max_batch_tokens) and max_running sequences. Decodes go first, then
+// prefill chunks (chunked prefill: a long prompt never stalls the decodes),
+// then waiting requests are admitted in policy order. When KV blocks run out,
+// the lowest-priority, latest-arrived running sequence is preempted: its
+// blocks are freed and it is recomputed later (its tokens so far become its
+// prompt; the prefix cache often still holds them).
+#include <cstdint>
+#include <vector>
+
+#include "engine/block_manager.h"
+#include "engine/llm_engine.h"
+#include "engine/sequence.h"
+
+namespace parley {
+
+struct ScheduledSeq {
+  Sequence* seq;
+  int32_t n;  // tokens evaluated this step, from seq->computed
+};
+
+// Waiting-queue order. Fcfs: higher priority first, then arrival. CostAware:
+// higher priority first, then the smaller (tokens to evaluate + max_tokens),
+// then arrival. Under both, waiting ages a request: every kAgingSeconds adds
+// one priority level, and under CostAware also divides its cost by
+// (1 + waited / kAgingSeconds), so nothing waits forever.
+constexpr double kAgingSeconds = 2.0;
+bool runs_before(const Sequence& a, const Sequence& b, SchedulePolicy policy, Clock::time_point now);
+
+class Scheduler {
+ public:
+  Scheduler(const EngineConfig& config, BlockManager& blocks);
+
+  void add(Sequence* seq);     // joins the waiting queue
+  void remove(Sequence* seq);  // leaves whichever queue; its blocks are released
+  // This step's work (empty when there is none).
+  const std::vector<ScheduledSeq>& schedule(Clock::time_point now);
+  // Records that the scheduled tokens were evaluated (commits full blocks to the prefix cache).
+  void step_done();
+
+  const std::vector<Sequence*>& waiting() const { return waiting_; }
+  const std::vector<Sequence*>& running() const { return running_; }
+  uint64_t preemptions() const { return preemptions_; }
+  uint64_t prefix_hit_tokens() const { return hit_tokens_; }
+  uint64_t prefix_query_tokens() const { return query_tokens_; }
+
+ private:
+  void schedule_running(bool decodes);
+  bool make_room(Sequence* seq, int32_t n);
+  bool reserve(Sequence* seq, int32_t n);
+  void preempt(Sequence* seq);
+  void admit_waiting(Clock::time_point now);
+  bool try_admit(Sequence* seq);
+  int32_t chunk(const Sequence* seq) const;
+  void insert_running(Sequence* seq);
+
+  const EngineConfig config_;
+  BlockManager& blocks_;
+  std::vector<Sequence*> waiting_, running_;  // running_: highest priority first
+  std::vector<ScheduledSeq> batch_;
+  int32_t budget_ = 0;
+  bool preempted_ = false;
+  uint64_t preemptions_ = 0, hit_tokens_ = 0, query_tokens_ = 0;
+};
+
+}  // namespace parley

@@ -1,0 +1,48 @@
+#pragma once
+// One request inside the engine: its tokens (prompt, then generated), where
+// its K/V live, and its sampling and text-output state.
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "engine/block_manager.h"
+#include "engine/kv_retention.h"
+#include "engine/request.h"
+#include "engine/sampler.h"
+#include "engine/stop.h"
+#include "tokenizer/tokenizer.h"
+
+namespace parley {
+
+using Clock = std::chrono::steady_clock;
+
+struct Sequence {
+  // Throws parley::Error for invalid sampling parameters. `max_new`: the
+  // most tokens it can generate (token storage is reserved for them).
+  Sequence(RequestId id, Request request, EventSink sink, uint64_t arrival, const Tokenizer& tok,
+           int32_t vocab_size, const KvRetention& retention, int32_t max_new);
+
+  RequestId id;
+  Request req;
+  EventSink sink;
+  uint64_t arrival;  // submission order
+  Clock::time_point submitted;
+  std::vector<int32_t> tokens;  // prompt, then generated tokens
+  int32_t prompt_len;
+  // Tokens from the start whose K/V have been computed (or, under a
+  // retention policy, seen: some were evicted since).
+  int32_t computed = 0;
+  BlockTable table;
+  RetainedKv kept;  // slot bookkeeping under a retention policy
+  int32_t cached_tokens = 0;  // prompt tokens found in the prefix cache at first admission
+  bool admitted = false;      // ever admitted (usage counts the first admission)
+  Sampler sampler;
+  StreamingDetokenizer detok;
+  StopStringMatcher stops;
+
+  int32_t pending() const { return int32_t(tokens.size()) - computed; }  // to evaluate
+  int32_t generated() const { return int32_t(tokens.size()) - prompt_len; }
+  bool full_kv() const { return kept.policy() == KvPolicy::Full; }
+};
+
+}  // namespace parley

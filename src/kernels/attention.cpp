@@ -1,0 +1,161 @@
+#include "kernels/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kernels/attention_avx2.h"
+#include "kernels/cpu.h"
+#include "kernels/ops.h"
+#include "kernels/quant.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+constexpr int32_t kTile = 32;  // slots scored before their values are summed
+constexpr float kNoScore = -std::numeric_limits<float>::infinity();
+
+bool use_avx2() { return active_isa() != Isa::Scalar; }
+
+// A K or V row as floats: F32 rows are read in place unless they must be
+// modified (rotated), others are converted into `buf`.
+const float* row_as_float(DType type, const uint8_t* src, float* buf, int32_t n, bool writable) {
+  if (type == DType::F32 && !writable) return reinterpret_cast<const float*>(src);
+  kv_row_to_float(type, src, buf, n);
+  return buf;
+}
+
+void scale_row(float* x, float s, int32_t n) {
+  for (int32_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+// Per query head: the running max of the scores and the running sum of
+// exp(score - max); the output rows hold the matching running weighted sum.
+struct RunningSoftmax {
+  float max[kMaxAttentionGroup];
+  float sum[kMaxAttentionGroup];
+};
+
+class Attention {
+ public:
+  Attention(const PagedKv& kv, const AttentionQuery& a)
+      : kv_(kv), a_(a), hd_(a.head_dim), rot_(a.rotation), fast_(use_avx2() && a.head_dim % 8 == 0) {}
+
+  void run() {
+    std::fill_n(a_.out, size_t(a_.group) * size_t(hd_), 0.0f);
+    std::fill_n(sm_.max, a_.group, kNoScore);
+    std::fill_n(sm_.sum, a_.group, 0.0f);
+    for (int32_t t0 = a_.first; t0 < a_.end; t0 += kTile) {
+      const int32_t n = std::min(kTile, a_.end - t0);
+      score_tile(t0, n);
+      rescale(n);
+      accumulate(n);
+    }
+    finish();
+  }
+
+ private:
+  bool live(int32_t slot) const {
+    if (!rot_) return true;
+    const int32_t pos = rot_->slot_pos[slot];
+    return pos >= a_.min_pos && pos <= a_.max_pos && pos >= 0;
+  }
+
+  void score_tile(int32_t t0, int32_t n) {
+    for (int32_t j = 0; j < n; ++j) {
+      const bool in = live(t0 + j);
+      krows_[j] = in ? kv_.k_row(t0 + j, a_.kv_head) : nullptr;
+      vrows_[j] = in ? kv_.v_row(t0 + j, a_.kv_head) : nullptr;
+      for (int32_t g = 0; g < a_.group; ++g) scores_[g][j] = kNoScore;
+    }
+    if (fast_ && !rot_) {
+      avx2::attention_scores(kv_.type, krows_, n, a_.q, a_.group, hd_, a_.scale, scores_[0], kTile);
+    } else {
+      for (int32_t j = 0; j < n; ++j) {
+        if (!krows_[j]) continue;
+        const float* k = row_as_float(kv_.type, krows_[j], kbuf_, hd_, rot_ != nullptr);
+        if (rot_) rot_->rotate(rot_->ctx, kbuf_, rot_->slot_pos[t0 + j]);
+        for (int32_t g = 0; g < a_.group; ++g) scores_[g][j] = dot(a_.q + size_t(g) * size_t(hd_), k, hd_) * a_.scale;
+      }
+    }
+    if (a_.weights)  // raw scores for now; finish() turns them into weights
+      for (int32_t g = 0; g < a_.group; ++g)
+        std::copy_n(scores_[g], n, a_.weights + size_t(g) * size_t(a_.end - a_.first) + size_t(t0 - a_.first));
+  }
+
+  // Moves each head's running max up to cover the tile (rescaling the sums),
+  // then turns the tile's scores into exp(score - max).
+  void rescale(int32_t n) {
+    for (int32_t g = 0; g < a_.group; ++g) {
+      float* s = scores_[g];
+      const float tile_max = *std::max_element(s, s + n);
+      if (tile_max > sm_.max[g]) {
+        const float c = std::exp(sm_.max[g] - tile_max);  // 0 for the first live tile
+        sm_.sum[g] *= c;
+        scale_row(a_.out + size_t(g) * size_t(hd_), c, hd_);
+        sm_.max[g] = tile_max;
+      }
+      for (int32_t j = 0; j < n; ++j) {
+        s[j] = s[j] == kNoScore ? 0.0f : std::exp(s[j] - sm_.max[g]);
+        sm_.sum[g] += s[j];
+      }
+    }
+  }
+
+  void accumulate(int32_t n) {
+    if (fast_) return avx2::attention_values(kv_.type, vrows_, n, scores_[0], kTile, a_.group, hd_, a_.out);
+    for (int32_t j = 0; j < n; ++j) {
+      if (!vrows_[j]) continue;
+      const float* v = row_as_float(kv_.type, vrows_[j], vbuf_, hd_, false);
+      for (int32_t g = 0; g < a_.group; ++g) axpy(a_.out + size_t(g) * size_t(hd_), scores_[g][j], v, hd_);
+    }
+  }
+
+  void finish() {
+    const size_t width = size_t(a_.end - a_.first);
+    for (int32_t g = 0; g < a_.group; ++g) {
+      const float inv = sm_.sum[g] > 0.0f ? 1.0f / sm_.sum[g] : 0.0f;
+      scale_row(a_.out + size_t(g) * size_t(hd_), inv, hd_);
+      if (!a_.weights) continue;
+      float* w = a_.weights + size_t(g) * width;
+      for (size_t j = 0; j < width; ++j) w[j] = std::exp(w[j] - sm_.max[g]) * inv;
+    }
+  }
+
+  const PagedKv& kv_;
+  const AttentionQuery& a_;
+  const int32_t hd_;
+  const KeyRotation* rot_;
+  const bool fast_;  // the AVX2 path reads rows straight from the cache
+  RunningSoftmax sm_;
+  const uint8_t* krows_[kTile];  // this tile's rows; null for slots not attended
+  const uint8_t* vrows_[kTile];
+  float scores_[kMaxAttentionGroup][kTile];
+  alignas(64) float kbuf_[kMaxAttentionHeadDim];
+  alignas(64) float vbuf_[kMaxAttentionHeadDim];
+};
+
+}  // namespace
+
+void paged_attention(const PagedKv& kv, const AttentionQuery& query) {
+  if (query.group < 1 || query.group > kMaxAttentionGroup || query.head_dim < 1 ||
+      query.head_dim > kMaxAttentionHeadDim || query.end <= query.first)
+    throw Error("paged_attention: unsupported shape (group " + std::to_string(query.group) + ", head_dim " +
+                std::to_string(query.head_dim) + ", slots " + std::to_string(query.end - query.first) + ")");
+  Attention(kv, query).run();
+}
+
+void kv_row_to_float(DType type, const uint8_t* src, float* dst, int32_t n) {
+  if (use_avx2() && type == DType::F16) return avx2::f16_row_to_float(src, dst, n);
+  if (use_avx2() && type == DType::Q8_0) return avx2::q8_0_row_to_float(src, dst, n);
+  dequantize_row(type, src, dst, n);
+}
+
+void kv_row_from_float(DType type, const float* src, uint8_t* dst, int32_t n) {
+  if (use_avx2() && type == DType::F16) return avx2::float_row_to_f16(src, dst, n);
+  quantize_row(type, src, dst, n);
+}
+
+}  // namespace parley

@@ -1,0 +1,247 @@
+#include "model/batch_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernels/ops.h"
+#include "kernels/quant.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+void add_rows(float* y, const float* bias, int32_t n, int32_t width) {
+  if (!bias) return;
+  for (int32_t t = 0; t < n; ++t) add(y + size_t(t) * size_t(width), bias, width);
+}
+
+// KeyRotation's callback: RoPE at `pos`, for one head's key.
+void rotate_key(const void* rope, float* key, int32_t pos) { static_cast<const Rope*>(rope)->apply(key, 1, pos); }
+
+}  // namespace
+
+BatchForward::BatchForward(const Model& model, ThreadPool& pool, KvCache& cache, int32_t max_tokens,
+                           int32_t max_chunks, int32_t max_context)
+    : model_(model),
+      c_(model.config()),
+      pool_(pool),
+      cache_(cache),
+      max_tokens_(max_tokens),
+      max_chunks_(max_chunks),
+      max_context_(max_context),
+      rope_(c_, model.weights().rope_freqs) {
+  if (max_tokens < 1 || max_chunks < 1 || max_context < 1)
+    throw Error("BatchForward: token, chunk and context limits must be positive");
+  if (c_.head_dim > kMaxAttentionHeadDim || c_.n_heads / c_.n_kv_heads > kMaxAttentionGroup)
+    throw Error("BatchForward: attention shape not supported (head_dim " + std::to_string(c_.head_dim) + ")");
+  rope_.prepare(0, max_context);
+  const size_t t = size_t(max_tokens);
+  tok_chunk_.resize(t);
+  tok_index_.resize(t);
+  chunk_first_.resize(size_t(max_chunks));
+  rotations_.resize(size_t(max_chunks));
+  jobs_.reserve(t * size_t(c_.n_kv_heads) + size_t(max_chunks));
+  x_.resize(t * size_t(c_.dim));
+  xb_.resize(t * size_t(std::max(c_.dim, c_.q_dim())));
+  q_.resize(t * size_t(c_.q_dim()));
+  k_.resize(t * size_t(c_.kv_dim()));
+  v_.resize(t * size_t(c_.kv_dim()));
+  att_.resize(t * size_t(c_.q_dim()));
+  gate_.resize(t * size_t(c_.ffn_dim));
+  up_.resize(t * size_t(c_.ffn_dim));
+  logits_.resize(size_t(max_chunks) * size_t(c_.vocab_size));
+  weights_.resize(size_t(pool.size()) * size_t(c_.n_heads / c_.n_kv_heads) * size_t(max_context));
+}
+
+void BatchForward::check(const BatchChunk* chunks, int32_t n_chunks) {
+  if (n_chunks < 1 || n_chunks > max_chunks_)
+    throw Error("BatchForward: " + std::to_string(n_chunks) + " chunks, limit " + std::to_string(max_chunks_));
+  int64_t total = 0;
+  for (int32_t i = 0; i < n_chunks; ++i) {
+    const BatchChunk& c = chunks[i];
+    if (c.n < 1 || c.pos < 0 || c.pos + c.n > max_context_)
+      throw Error("BatchForward: chunk of " + std::to_string(c.n) + " tokens at position " + std::to_string(c.pos) +
+                  " exceeds the context of " + std::to_string(max_context_));
+    if (c.slot_pos && (c.n_slots < 1 || c.n_slots > max_context_))
+      throw Error("BatchForward: " + std::to_string(c.n_slots) + " slots do not fit the context");
+    for (int32_t j = 0; j < c.n; ++j)
+      if (c.tokens[j] < 0 || c.tokens[j] >= c_.vocab_size)
+        throw Error("token id " + std::to_string(c.tokens[j]) + " out of range [0, " +
+                    std::to_string(c_.vocab_size) + ")");
+    total += c.n;
+  }
+  if (total > max_tokens_)
+    throw Error("BatchForward: " + std::to_string(total) + " tokens, limit " + std::to_string(max_tokens_));
+}
+
+// Which chunk each stacked token belongs to, and the attention jobs.
+void BatchForward::plan(const BatchChunk* chunks, int32_t n_chunks) {
+  n_ = 0;
+  jobs_.clear();
+  for (int32_t ci = 0; ci < n_chunks; ++ci) {
+    const BatchChunk& c = chunks[ci];
+    chunk_first_[size_t(ci)] = n_;
+    for (int32_t i = 0; i < c.n; ++i, ++n_) {
+      tok_chunk_[size_t(n_)] = ci;
+      tok_index_[size_t(n_)] = i;
+    }
+    rotations_[size_t(ci)] = KeyRotation{c.slot_pos, &rotate_key, &rope_};
+    // Heavy-hitter sums are accumulated by one job per chunk: no races.
+    if (c.attention_sums) {
+      jobs_.push_back({ci, -1, -1});
+      continue;
+    }
+    for (int32_t i = 0; i < c.n; ++i)
+      for (int32_t h = 0; h < c_.n_kv_heads; ++h) jobs_.push_back({ci, i, h});
+  }
+}
+
+const float* BatchForward::step(const BatchChunk* chunks, int32_t n_chunks) {
+  check(chunks, n_chunks);
+  plan(chunks, n_chunks);
+  embed(chunks, n_chunks);
+  for (int32_t l = 0; l < c_.n_layers; ++l) layer(l, chunks);
+  return logits(chunks, n_chunks);
+}
+
+void BatchForward::embed(const BatchChunk* chunks, int32_t n_chunks) {
+  const MatrixView& e = model_.weights().token_embd;
+  const uint64_t bytes = row_bytes(e.type, uint64_t(c_.dim));
+  float* x = x_.data();
+  for (int32_t ci = 0; ci < n_chunks; ++ci)
+    for (int32_t i = 0; i < chunks[ci].n; ++i, x += c_.dim)
+      dequantize_row(e.type, static_cast<const uint8_t*>(e.data) + size_t(chunks[ci].tokens[i]) * bytes, x, c_.dim);
+}
+
+void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
+  const LayerWeights& lw = model_.weights().layers[size_t(l)];
+  const size_t dim = size_t(c_.dim);
+  for (int32_t t = 0; t < n_; ++t) rmsnorm(xb_.data() + t * dim, x_.data() + t * dim, lw.attn_norm, c_.dim, c_.norm_eps);
+  matmul(lw.wq, xb_.data(), q_.data(), n_, pool_);
+  matmul(lw.wk, xb_.data(), k_.data(), n_, pool_);
+  matmul(lw.wv, xb_.data(), v_.data(), n_, pool_);
+  add_rows(q_.data(), lw.bq, n_, c_.q_dim());
+  add_rows(k_.data(), lw.bk, n_, c_.kv_dim());
+  add_rows(v_.data(), lw.bv, n_, c_.kv_dim());
+  store_kv(l, chunks);
+  attention(l, chunks);
+  matmul(lw.wo, att_.data(), xb_.data(), n_, pool_);
+  for (int32_t t = 0; t < n_; ++t) add(x_.data() + t * dim, xb_.data() + t * dim, c_.dim);
+  feed_forward(lw);
+}
+
+// Q/K norms and RoPE (keys only where they are stored rotated), then each
+// token's K and V rows into its sequence's cache slot.
+void BatchForward::store_kv(int32_t l, const BatchChunk* chunks) {
+  const LayerWeights& lw = model_.weights().layers[size_t(l)];
+  const int32_t hd = c_.head_dim, kvd = c_.kv_dim();
+  const size_t head_bytes = row_bytes(cache_.type(), uint64_t(hd));
+  pool_.parallel_for(n_, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const BatchChunk& c = chunks[tok_chunk_[size_t(t)]];
+      const int32_t i = tok_index_[size_t(t)];
+      float* q = q_.data() + size_t(t) * size_t(c_.q_dim());
+      float* k = k_.data() + size_t(t) * size_t(kvd);
+      if (lw.q_norm) {
+        for (int32_t h = 0; h < c_.n_heads; ++h) rmsnorm(q + h * hd, q + h * hd, lw.q_norm, hd, c_.norm_eps);
+        for (int32_t h = 0; h < c_.n_kv_heads; ++h) rmsnorm(k + h * hd, k + h * hd, lw.k_norm, hd, c_.norm_eps);
+      }
+      rope_.apply(q, c_.n_heads, c.pos + i);
+      if (!c.slot_pos) rope_.apply(k, c_.n_kv_heads, c.pos + i);
+      const int32_t slot = slot_of(c, i);
+      const int32_t block = c.blocks[slot / cache_.block_size()], in_block = slot % cache_.block_size();
+      uint8_t* kdst = cache_.k_row(block, l, in_block);
+      uint8_t* vdst = cache_.v_row(block, l, in_block);
+      const float* v = v_.data() + size_t(t) * size_t(kvd);
+      for (int32_t h = 0; h < c_.n_kv_heads; ++h) {
+        kv_row_from_float(cache_.type(), k + h * hd, kdst + size_t(h) * head_bytes, hd);
+        kv_row_from_float(cache_.type(), v + h * hd, vdst + size_t(h) * head_bytes, hd);
+      }
+    }
+  });
+}
+
+void BatchForward::attention(int32_t l, const BatchChunk* chunks) {
+  const size_t scratch = weights_.size() / size_t(pool_.size());
+  next_job_.store(0, std::memory_order_relaxed);
+  // Jobs differ in length (contexts differ): threads take the next one free.
+  pool_.run([&](int thread, int) {
+    float* weights = weights_.data() + size_t(thread) * scratch;
+    for (;;) {
+      const int32_t j = next_job_.fetch_add(1, std::memory_order_relaxed);
+      if (j >= int32_t(jobs_.size())) return;
+      const Job& job = jobs_[size_t(j)];
+      const BatchChunk& c = chunks[job.chunk];
+      if (job.token < 0) attend_chunk(l, c, job.chunk, weights);
+      else attend(l, c, job.chunk, job.token, job.kv_head, nullptr);
+    }
+  });
+}
+
+// Token `i` of chunk `ci` over its sequence's cache, for the query heads of
+// one KV head: causal, and within the model's sliding window if it has one.
+void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i, int32_t kv_head, float* weights) {
+  const int32_t hd = c_.head_dim, group = c_.n_heads / c_.n_kv_heads;
+  const size_t t = size_t(chunk_first_[size_t(ci)] + i);
+  const size_t offset = t * size_t(c_.q_dim()) + size_t(kv_head) * size_t(group) * size_t(hd);
+  const int32_t p = c.pos + i;
+  const int32_t first = c_.sliding_window > 0 ? std::max(0, p - c_.sliding_window + 1) : 0;
+  const PagedKv kv = cache_.layer(l, c.blocks);
+  AttentionQuery a;
+  a.q = q_.data() + offset;
+  a.out = att_.data() + offset;
+  a.group = group;
+  a.head_dim = hd;
+  a.kv_head = kv_head;
+  a.scale = 1.0f / std::sqrt(float(hd));
+  a.weights = weights;
+  if (c.slot_pos) {
+    a.first = 0;
+    a.end = c.n_slots;
+    a.rotation = &rotations_[size_t(ci)];
+    a.min_pos = first;
+    a.max_pos = p;
+  } else {
+    a.first = first;
+    a.end = p + 1;
+  }
+  paged_attention(kv, a);
+}
+
+// Every token and head of a chunk, adding the attention weights each slot
+// receives to the chunk's sums.
+void BatchForward::attend_chunk(int32_t l, const BatchChunk& c, int32_t ci, float* weights) {
+  const int32_t group = c_.n_heads / c_.n_kv_heads;
+  for (int32_t i = 0; i < c.n; ++i)
+    for (int32_t h = 0; h < c_.n_kv_heads; ++h) {
+      attend(l, c, ci, i, h, weights);
+      for (int32_t g = 0; g < group; ++g) add(c.attention_sums, weights + size_t(g) * size_t(c.n_slots), c.n_slots);
+    }
+}
+
+void BatchForward::feed_forward(const LayerWeights& lw) {
+  const size_t dim = size_t(c_.dim), ffn = size_t(c_.ffn_dim);
+  for (int32_t t = 0; t < n_; ++t) rmsnorm(xb_.data() + t * dim, x_.data() + t * dim, lw.ffn_norm, c_.dim, c_.norm_eps);
+  matmul(lw.w_gate, xb_.data(), gate_.data(), n_, pool_);
+  matmul(lw.w_up, xb_.data(), up_.data(), n_, pool_);
+  for (int32_t t = 0; t < n_; ++t) swiglu(gate_.data() + t * ffn, up_.data() + t * ffn, c_.ffn_dim);
+  matmul(lw.w_down, gate_.data(), xb_.data(), n_, pool_);
+  for (int32_t t = 0; t < n_; ++t) add(x_.data() + t * dim, xb_.data() + t * dim, c_.dim);
+}
+
+// The output projection only for the last token of the chunks that asked.
+const float* BatchForward::logits(const BatchChunk* chunks, int32_t n_chunks) {
+  const size_t dim = size_t(c_.dim);
+  int32_t rows = 0;
+  for (int32_t ci = 0; ci < n_chunks; ++ci) {
+    if (!chunks[ci].logits) continue;
+    const size_t last = size_t(chunk_first_[size_t(ci)] + chunks[ci].n - 1);
+    rmsnorm(xb_.data() + size_t(rows++) * dim, x_.data() + last * dim, model_.weights().output_norm, c_.dim,
+            c_.norm_eps);
+  }
+  matmul(model_.weights().output, xb_.data(), logits_.data(), rows, pool_);
+  return logits_.data();
+}
+
+}  // namespace parley

@@ -1,0 +1,62 @@
+#include "model/kv_cache.h"
+
+#include <cstring>
+#include <string>
+
+#include "util/error.h"
+
+namespace parley {
+
+// Per block: [layer][K | V][slot][KV head][head_dim elements].
+KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n_blocks)
+    : type_(type), block_size_(block_size), n_blocks_(n_blocks) {
+  check_type(c, type);
+  if (block_size < 1 || n_blocks < 1)
+    throw Error("KV cache: need at least one block of at least one slot (block size " + std::to_string(block_size) +
+                ", " + std::to_string(n_blocks) + " blocks)");
+  head_bytes_ = row_bytes(type, uint64_t(c.head_dim));
+  slot_bytes_ = head_bytes_ * size_t(c.n_kv_heads);
+  layer_bytes_ = 2 * slot_bytes_ * size_t(block_size);
+  block_bytes_ = layer_bytes_ * size_t(c.n_layers);
+  data_.reset(new uint8_t[block_bytes_ * size_t(n_blocks)]);
+}
+
+void KvCache::check_type(const ModelConfig& c, DType type) {
+  if (type != DType::F32 && type != DType::F16 && type != DType::Q8_0)
+    throw Error("KV cache type " + std::string(dtype_name(type)) + " is not supported (use f32, f16 or q8_0)");
+  if (type == DType::Q8_0 && c.head_dim % 32 != 0)
+    throw Error("KV cache type q8_0 needs a head size that is a multiple of 32; this model's is " +
+                std::to_string(c.head_dim) + " (use f16 or f32)");
+}
+
+uint64_t KvCache::block_bytes(const ModelConfig& c, DType type, int32_t block_size) {
+  return row_bytes(type, uint64_t(c.head_dim)) * uint64_t(c.n_kv_heads) * 2 * uint64_t(block_size) *
+         uint64_t(c.n_layers);
+}
+
+PagedKv KvCache::layer(int32_t layer, const int32_t* blocks) const {
+  PagedKv kv;
+  kv.type = type_;
+  kv.k = data_.get() + size_t(layer) * layer_bytes_;
+  kv.v = kv.k + slot_bytes_ * size_t(block_size_);
+  kv.block_stride = block_bytes_;
+  kv.slot_stride = slot_bytes_;
+  kv.head_stride = head_bytes_;
+  kv.block_size = block_size_;
+  kv.blocks = blocks;
+  return kv;
+}
+
+uint8_t* KvCache::row(int32_t block, int32_t layer, int32_t kind, int32_t slot) {
+  return data_.get() + size_t(block) * block_bytes_ + size_t(layer) * layer_bytes_ +
+         (size_t(kind) * size_t(block_size_) + size_t(slot)) * slot_bytes_;
+}
+
+uint8_t* KvCache::k_row(int32_t block, int32_t layer, int32_t slot) { return row(block, layer, 0, slot); }
+uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot) { return row(block, layer, 1, slot); }
+
+void KvCache::copy_block(int32_t dst, int32_t src) {
+  std::memcpy(data_.get() + size_t(dst) * block_bytes_, data_.get() + size_t(src) * block_bytes_, block_bytes_);
+}
+
+}  // namespace parley

@@ -1,0 +1,44 @@
+#pragma once
+// Paged K/V storage shared by every sequence of a model: one pool of
+// fixed-size blocks, each holding `block_size` token slots of every layer's
+// K and V rows in F32, F16 or Q8_0. Which blocks a sequence owns is the
+// engine's business (block tables); this class only lays the bytes out.
+#include <cstdint>
+#include <memory>
+
+#include "kernels/attention.h"
+#include "model/config.h"
+
+namespace parley {
+
+class KvCache {
+ public:
+  // Throws parley::Error for an unsupported type (Q8_0 needs head_dim % 32 == 0).
+  KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n_blocks);
+
+  static void check_type(const ModelConfig& c, DType type);
+  static uint64_t block_bytes(const ModelConfig& c, DType type, int32_t block_size);
+
+  // One layer's K/V rows of a sequence whose block table is `blocks`.
+  PagedKv layer(int32_t layer, const int32_t* blocks) const;
+  uint8_t* k_row(int32_t block, int32_t layer, int32_t slot);  // slot within the block
+  uint8_t* v_row(int32_t block, int32_t layer, int32_t slot);
+  void copy_block(int32_t dst, int32_t src);  // every layer's rows (copy-on-write)
+
+  DType type() const { return type_; }
+  int32_t block_size() const { return block_size_; }
+  int64_t n_blocks() const { return n_blocks_; }
+  uint64_t bytes() const { return uint64_t(n_blocks_) * block_bytes_; }
+
+ private:
+  uint8_t* row(int32_t block, int32_t layer, int32_t kind, int32_t slot);
+
+  DType type_;
+  int32_t block_size_;
+  int64_t n_blocks_;
+  size_t head_bytes_, slot_bytes_, layer_bytes_, block_bytes_;
+  // Not value-initialised: the pool's pages are committed as blocks are used.
+  std::unique_ptr<uint8_t[]> data_;
+};
+
+}  // namespace parley

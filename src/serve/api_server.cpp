@@ -1,0 +1,69 @@
+#include "serve/api_server.h"
+
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "serve/api_error.h"
+#include "serve/routes.h"
+#include "serve/ws_session.h"
+
+namespace parley::serve {
+
+ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
+    : ctx_(ctx), options_(std::move(options)),
+      http_(router_, ctx.state, options_.http, [this](boost::beast::tcp_stream stream, auto req) {
+        start_ws_session(ctx_, options_.http, std::move(stream), std::move(req));
+      }) {
+  add_openai_routes(router_, ctx_);
+  add_batch_route(router_, ctx_);
+  add_status_routes(router_, ctx_);
+  // Upgrades never reach the router; a plain GET is told what to do.
+  router_.add("GET", "/v1/ws", [](const ExchangePtr&, const PathParams&) {
+    throw ApiError(426, "/v1/ws takes WebSocket upgrade requests", "invalid_request_error", "", "upgrade_required");
+  });
+}
+
+uint16_t ApiServer::start() {
+  const uint16_t port = http_.start();
+  ctx_.state.ready = true;
+  return port;
+}
+
+bool ApiServer::wait_idle(std::chrono::milliseconds limit) const {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (ctx_.state.busy > 0 || ctx_.generations.size() > 0) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+void ApiServer::shutdown() {
+  ctx_.state.draining = true;  // /ready answers 503 from now on
+  http_.stop_accepting();
+  if (!wait_idle(options_.grace)) {
+    std::cerr << "parley: grace period over, cancelling " << ctx_.state.busy << " request(s)\n";
+    ctx_.generations.cancel_all();  // each ends with finish_reason "cancelled"
+    wait_idle(std::chrono::seconds(5));
+  }
+  http_.stop();
+}
+
+void serve_until_signal(ApiServer& server, const ServeOptions& options, std::ostream& out) {
+  // The handler is installed before the line is printed: a signal right after it is not lost.
+  boost::asio::io_context signal_io;
+  boost::asio::signal_set signals(signal_io, SIGINT, SIGTERM);
+  int received = 0;
+  signals.async_wait([&](const boost::system::error_code&, int signal) { received = signal; });
+  const uint16_t port = server.start();
+  const bool v6 = options.http.host.find(':') != std::string::npos;
+  out << "parley: listening on http://" << (v6 ? "[" : "") << options.http.host << (v6 ? "]" : "") << ":" << port
+      << std::endl;
+  signal_io.run();
+  std::cerr << "parley: " << (received == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down\n";
+  server.shutdown();
+}
+
+}  // namespace parley::serve

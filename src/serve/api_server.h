@@ -1,0 +1,42 @@
+#pragma once
+// The whole service: the API routes on the HTTP server, WebSocket upgrades,
+// and graceful shutdown (stop accepting, /ready false at once, let requests
+// in flight finish within a grace period, then cancel them so that each ends
+// with a clean final chunk).
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+
+#include "serve/api_context.h"
+#include "serve/http_server.h"
+#include "serve/router.h"
+
+namespace parley::serve {
+
+struct ServeOptions {
+  HttpOptions http;
+  std::chrono::milliseconds grace{10000};  // for requests in flight at shutdown
+};
+
+class ApiServer {
+ public:
+  ApiServer(ApiContext& ctx, ServeOptions options);
+  uint16_t start();  // binds and serves; returns the bound port
+  // Blocks until drained (or the grace period and a last cancel are over).
+  void shutdown();
+  Router& router() { return router_; }  // for more routes and middleware before start()
+
+ private:
+  bool wait_idle(std::chrono::milliseconds limit) const;
+
+  ApiContext& ctx_;
+  ServeOptions options_;
+  Router router_;
+  HttpServer http_;
+};
+
+// Starts `server`, prints "parley: listening on http://HOST:PORT" on `out`,
+// serves until SIGINT or SIGTERM, then shuts down.
+void serve_until_signal(ApiServer& server, const ServeOptions& options, std::ostream& out);
+
+}  // namespace parley::serve

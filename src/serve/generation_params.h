@@ -1,0 +1,36 @@
+#pragma once
+// The generation parameters of an OpenAI-style request body (and of /chat and
+// WebSocket requests, which take the same fields), validated.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "serve/json_fields.h"
+
+namespace parley::serve {
+
+struct GenerationParams {
+  SamplingParams sampling;  // seed: the request's, else a random one
+  bool seeded = false;      // the client gave a seed (choice i then uses seed + i)
+  int32_t max_tokens = 0;   // 0: until the end of the context
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  int32_t n = 1;
+  int32_t top_logprobs = -1;  // -1: no logprobs; 0..20 alternatives per token
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+struct ParamLimits {
+  int32_t max_n = 8;
+  int32_t vocab_size = 0;      // bounds logit_bias keys
+  int32_t context_length = 0;  // bounds max_tokens
+};
+
+// Chat takes `logprobs: bool` + `top_logprobs: N`; completions `logprobs: N`.
+enum class LogprobsStyle { Chat, Completions };
+
+GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style);
+
+}  // namespace parley::serve

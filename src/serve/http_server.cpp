@@ -1,0 +1,65 @@
+#include "serve/http_server.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "serve/http_session.h"
+#include "util/error.h"
+
+namespace parley::serve {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+HttpServer::HttpServer(const Router& router, ServerState& state, HttpOptions options, WebSocketUpgrade upgrade)
+    : router_(router), state_(state), options_(std::move(options)), upgrade_(std::move(upgrade)),
+      io_(options_.io_threads), acceptor_(net::make_strand(io_)), accept_retry_(acceptor_.get_executor()) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+uint16_t HttpServer::start() {
+  boost::system::error_code ec;
+  const auto address = net::ip::make_address(options_.host, ec);
+  if (ec) throw Error("serve: '" + options_.host + "' is not an IP address");
+  const tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) throw Error("serve: cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " + ec.message());
+  accept();
+  for (int i = 0; i < std::max(1, options_.io_threads); ++i) threads_.emplace_back([this] { io_.run(); });
+  return acceptor_.local_endpoint().port();
+}
+
+void HttpServer::accept() {
+  // The acceptor runs on a strand of its own (stop_accepting() posts there);
+  // each connection gets its own strand: its handlers never run concurrently,
+  // whichever I/O thread picks them up.
+  acceptor_.async_accept(net::make_strand(io_), [this](boost::system::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+    if (ec) {  // out of descriptors or memory: wait a moment instead of spinning
+      accept_retry_.expires_after(std::chrono::milliseconds(100));
+      accept_retry_.async_wait([this](boost::system::error_code) { accept(); });
+      return;
+    }
+    socket.set_option(tcp::no_delay(true), ec);  // tokens are small writes: send them at once
+    start_http_session(std::move(socket), SessionEnv{router_, state_, options_, upgrade_});
+    accept();
+  });
+}
+
+void HttpServer::stop_accepting() {
+  net::post(acceptor_.get_executor(), [this] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+  });
+}
+
+void HttpServer::stop() {
+  io_.stop();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+}  // namespace parley::serve

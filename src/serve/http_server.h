@@ -1,0 +1,64 @@
+#pragma once
+// The HTTP/1.1 server on Boost.Asio/Beast: one acceptor, a fixed pool of I/O
+// threads, one strand per connection (no thread per connection), keep-alive,
+// chunked streaming, a body size limit (413), idle timeouts, and a hand-over
+// of WebSocket upgrades on /v1/ws. Requests go to a Router.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/router.h"
+#include "serve/server_state.h"
+
+namespace parley::serve {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;  // 0: any free port
+  int io_threads = 1;
+  size_t max_body_bytes = 1 << 20;
+  std::chrono::seconds idle_timeout{60};  // keep-alive connections, stalled reads and writes
+};
+
+using WebSocketUpgrade =
+    std::function<void(boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> req)>;
+
+class HttpServer {
+ public:
+  // `upgrade` takes WebSocket upgrade requests for /v1/ws (none: routed as usual).
+  HttpServer(const Router& router, ServerState& state, HttpOptions options, WebSocketUpgrade upgrade = {});
+  ~HttpServer();  // stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts the I/O threads; returns the bound port. Throws
+  // parley::Error when the address cannot be bound.
+  uint16_t start();
+  void stop_accepting();  // from any thread
+  void stop();            // stops the I/O threads (open connections are dropped)
+  boost::asio::io_context& io() { return io_; }
+
+ private:
+  void accept();
+
+  const Router& router_;
+  ServerState& state_;
+  HttpOptions options_;
+  WebSocketUpgrade upgrade_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_;  // after an accept error (e.g. out of file descriptors)
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace parley::serve

@@ -1,0 +1,351 @@
+#include "serve/http_session.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <deque>
+#include <optional>
+
+#include "serve/api_error.h"
+
+namespace parley::serve {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+constexpr size_t kHeaderLimit = 16 * 1024;
+constexpr auto kLingerTimeout = std::chrono::seconds(2);
+
+class HttpExchange;
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket socket, const SessionEnv& env) : stream_(std::move(socket)), env_(env) {
+    ++env_.state.connections;
+  }
+  ~HttpSession() { --env_.state.connections; }
+  void run() { read_header(); }
+
+ private:
+  friend class HttpExchange;
+
+  void read_header();
+  void on_header(beast::error_code ec);
+  void read_body();
+  void on_body(beast::error_code ec);
+  void handle(http::request<http::string_body> req);
+  void refuse(int status, const std::string& message);  // answer, then close
+  void begin_exchange(const std::shared_ptr<HttpExchange>& exchange) {
+    ++env_.state.busy;
+    response_done_ = false;
+    in_exchange_ = true;
+    exchange_ = exchange;
+  }
+  void refuse_too_large() {
+    refuse(413, "The request body exceeds " + std::to_string(env_.options.max_body_bytes) + " bytes");
+  }
+
+  void write(std::string data);
+  void do_write();
+  void on_write(beast::error_code ec, size_t bytes);
+  void exchange_done(bool keep_alive);
+  void after_response();
+
+  void watch_disconnect();
+  void on_client_gone();
+  void linger_close();
+  void on_linger_read(beast::error_code ec);
+
+  beast::tcp_stream stream_;
+  SessionEnv env_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  // The request being answered. Weak: the route holds the exchange (and so
+  // this session) while it works; a strong pointer here would be a cycle.
+  std::weak_ptr<HttpExchange> exchange_;
+  bool in_exchange_ = false;
+  std::deque<std::string> outbox_, writing_;
+  size_t pending_ = 0;          // bytes in outbox_ and writing_
+  bool response_done_ = false;  // the whole response is queued
+  bool keep_alive_ = false;
+  uint64_t watch_id_ = 0;       // invalidates stale disconnect watches
+  bool closed_ = false;
+};
+
+class HttpExchange : public Exchange {
+ public:
+  HttpExchange(std::shared_ptr<HttpSession> session, HttpRequest request, unsigned version, bool keep_alive)
+      : session_(std::move(session)), request_(std::move(request)), version_(version), keep_alive_(keep_alive) {}
+
+  const HttpRequest& request() const override { return request_; }
+  void respond(HttpResponse r) override;
+  void begin_stream(HttpResponse head) override;
+  void send_chunk(std::string data) override;
+  void end_stream() override;
+  void post(std::function<void()> f) override { net::post(session_->stream_.get_executor(), std::move(f)); }
+  void on_disconnect(std::function<void()> f) override { on_disconnect_ = std::move(f); }
+  size_t pending_bytes() const override { return session_->pending_; }
+
+  void client_gone() {
+    gone_ = true;
+    if (!done_ && on_disconnect_) on_disconnect_();
+    on_disconnect_ = nullptr;
+  }
+
+ private:
+  std::string head(const HttpResponse& r, bool streaming);
+  bool chunked() const { return version_ >= 11; }
+  void count(int status);
+
+  std::shared_ptr<HttpSession> session_;
+  HttpRequest request_;
+  unsigned version_;
+  bool keep_alive_;
+  bool streaming_ = false, done_ = false, gone_ = false;
+  std::function<void()> on_disconnect_;
+};
+
+// --- HttpExchange ---
+
+std::string HttpExchange::head(const HttpResponse& r, bool streaming) {
+  // While draining, and for streams to HTTP/1.0 clients (no chunking: the end
+  // of the body is the end of the connection), the connection closes after.
+  keep_alive_ = keep_alive_ && !session_->env_.state.draining && (!streaming || chunked());
+  std::string h = "HTTP/1.1 " + std::to_string(r.status) + " " +
+                  std::string(http::obsolete_reason(http::int_to_status(unsigned(r.status)))) + "\r\n";
+  h += "Server: parley\r\nContent-Type: " + r.content_type + "\r\n";
+  if (!streaming) h += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
+  else if (chunked()) h += "Transfer-Encoding: chunked\r\n";
+  h += keep_alive_ ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+  for (const auto& [k, v] : r.headers) h += k + ": " + v + "\r\n";
+  return h + "\r\n";
+}
+
+void HttpExchange::count(int status) {
+  ++session_->env_.state.http_requests;
+  if (status >= 400) ++session_->env_.state.http_errors;
+}
+
+void HttpExchange::respond(HttpResponse r) {
+  if (answered_) return;
+  answered_ = done_ = true;
+  count(r.status);
+  if (gone_) return;
+  std::string out = head(r, false);
+  if (request_.method != "HEAD") out += r.body;
+  session_->write(std::move(out));
+  session_->exchange_done(keep_alive_);
+}
+
+void HttpExchange::begin_stream(HttpResponse head_only) {
+  if (answered_) return;
+  answered_ = streaming_ = true;
+  count(head_only.status);
+  if (!gone_) session_->write(head(head_only, true));
+}
+
+void HttpExchange::send_chunk(std::string data) {
+  if (!streaming_ || done_ || gone_ || data.empty()) return;
+  if (!chunked()) return session_->write(std::move(data));
+  char size[20];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  session_->write(size + std::move(data) + "\r\n");
+}
+
+void HttpExchange::end_stream() {
+  if (!streaming_ || done_) return;
+  done_ = true;
+  if (gone_) return;
+  if (chunked()) session_->write("0\r\n\r\n");
+  session_->exchange_done(keep_alive_);
+}
+
+// --- HttpSession: reading ---
+
+void HttpSession::read_header() {
+  parser_.emplace();
+  parser_->header_limit(kHeaderLimit);
+  parser_->body_limit(env_.options.max_body_bytes);
+  stream_.expires_after(env_.options.idle_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+}
+
+void HttpSession::on_header(beast::error_code ec) {
+  if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
+      ec == net::error::connection_reset || ec == net::error::eof)
+    return linger_close();
+  if (ec == http::error::header_limit) return refuse(431, "The request headers are too large");
+  // A Content-Length over the limit fails here, before the body is sent.
+  if (ec == http::error::body_limit) return refuse_too_large();
+  if (ec) return refuse(400, "Malformed HTTP request: " + ec.message());
+  if (beast::iequals(parser_->get()[http::field::expect], "100-continue") && !parser_->is_done())
+    write("HTTP/1.1 100 Continue\r\n\r\n");
+  read_body();
+}
+
+void HttpSession::read_body() {
+  if (parser_->is_done()) return on_body({});
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->on_body(ec); });
+}
+
+void HttpSession::on_body(beast::error_code ec) {
+  if (ec == http::error::body_limit) return refuse_too_large();
+  if (ec == beast::error::timeout || ec == net::error::eof || ec == net::error::connection_reset ||
+      ec == http::error::partial_message)
+    return linger_close();
+  if (ec) return refuse(400, "Malformed HTTP request: " + ec.message());
+  stream_.expires_never();
+  handle(parser_->release());
+}
+
+HttpRequest to_request(const http::request<http::string_body>& req, const tcp::socket& socket) {
+  HttpRequest r;
+  r.method = std::string(req.method_string());
+  r.target = std::string(req.target());
+  for (const auto& f : req) {
+    std::string name(f.name_string());
+    for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+    r.headers.emplace_back(std::move(name), std::string(f.value()));
+  }
+  r.body = req.body();
+  beast::error_code ec;
+  const auto ep = socket.remote_endpoint(ec);
+  if (!ec) r.remote_address = ep.address().to_string();
+  return r;
+}
+
+void HttpSession::handle(http::request<http::string_body> req) {
+  if (env_.upgrade && beast::websocket::is_upgrade(req) && req.target().starts_with("/v1/ws") &&
+      (req.target().size() == 6 || req.target()[6] == '?')) {
+    // The WebSocket session takes the connection over; this one ends here.
+    return env_.upgrade(std::move(stream_), std::move(req));
+  }
+  auto exchange = std::make_shared<HttpExchange>(shared_from_this(), to_request(req, stream_.socket()), req.version(),
+                                                req.keep_alive());
+  begin_exchange(exchange);
+  if (buffer_.size() == 0) watch_disconnect();  // else a pipelined request is waiting: no EOF to see
+  env_.router.dispatch(exchange);
+}
+
+void HttpSession::refuse(int status, const std::string& message) {
+  HttpRequest r;
+  r.method = "?";
+  auto exchange = std::make_shared<HttpExchange>(shared_from_this(), std::move(r), 11, false);
+  begin_exchange(exchange);
+  exchange->respond(error_response(ApiError(status, message, "invalid_request_error", "",
+                                            status == 413 ? "request_too_large" : "invalid_http")));
+}
+
+// --- HttpSession: writing ---
+
+void HttpSession::write(std::string data) {
+  if (closed_) return;
+  pending_ += data.size();
+  outbox_.push_back(std::move(data));
+  if (writing_.empty()) do_write();
+}
+
+void HttpSession::do_write() {
+  // Everything queued goes out in one gather write (tokens that arrived
+  // while the previous write was in flight are coalesced).
+  writing_.swap(outbox_);
+  std::vector<net::const_buffer> buffers;
+  for (const std::string& s : writing_) buffers.emplace_back(net::buffer(s));
+  stream_.expires_after(env_.options.idle_timeout);
+  net::async_write(stream_, buffers, [self = shared_from_this()](beast::error_code ec, size_t n) {
+    self->on_write(ec, n);
+  });
+}
+
+void HttpSession::on_write(beast::error_code ec, size_t bytes) {
+  pending_ -= std::min(pending_, bytes);
+  writing_.clear();
+  if (ec) return on_client_gone();
+  if (!outbox_.empty()) return do_write();
+  if (response_done_) after_response();
+}
+
+void HttpSession::exchange_done(bool keep_alive) {
+  response_done_ = true;
+  keep_alive_ = keep_alive;
+  if (writing_.empty() && outbox_.empty()) after_response();
+}
+
+void HttpSession::after_response() {
+  response_done_ = false;
+  in_exchange_ = false;
+  exchange_.reset();
+  --env_.state.busy;
+  ++watch_id_;
+  beast::error_code ignored;
+  stream_.socket().cancel(ignored);  // the disconnect watch; nothing else is pending now
+  if (keep_alive_ && !env_.state.draining) return read_header();
+  linger_close();
+}
+
+// --- HttpSession: disconnects and closing ---
+
+// A readable socket while a response is being produced means the client sent
+// EOF (it went away) or data (a pipelined request, read later).
+void HttpSession::watch_disconnect() {
+  stream_.socket().async_wait(tcp::socket::wait_read,
+                              [self = shared_from_this(), id = watch_id_](beast::error_code ec) {
+                                if (id != self->watch_id_ || !self->in_exchange_) return;
+                                beast::error_code aec;
+                                const size_t available = self->stream_.socket().available(aec);
+                                if (ec || aec || available == 0) self->on_client_gone();
+                              });
+}
+
+void HttpSession::on_client_gone() {
+  if (closed_) return;
+  closed_ = true;
+  ++watch_id_;
+  if (in_exchange_) {
+    in_exchange_ = false;
+    --env_.state.busy;
+    if (auto ex = exchange_.lock()) ex->client_gone();
+  }
+  outbox_.clear();
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
+}
+
+// Half-closes and reads what the client still sends for a moment, so that it
+// gets our last response instead of a reset (e.g. after a 413 mid-upload).
+void HttpSession::linger_close() {
+  if (closed_) return;
+  closed_ = true;
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(kLingerTimeout);
+  buffer_.clear();
+  on_linger_read({});
+}
+
+void HttpSession::on_linger_read(beast::error_code ec) {
+  if (ec) {
+    stream_.close();
+    return;
+  }
+  buffer_.clear();
+  stream_.async_read_some(buffer_.prepare(16 * 1024), [self = shared_from_this()](beast::error_code e, size_t) {
+    self->on_linger_read(e);
+  });
+}
+
+}  // namespace
+
+void start_http_session(tcp::socket socket, const SessionEnv& env) {
+  std::make_shared<HttpSession>(std::move(socket), env)->run();
+}
+
+}  // namespace parley::serve

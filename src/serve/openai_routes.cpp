@@ -1,0 +1,63 @@
+// POST /v1/chat/completions, POST /v1/completions, GET /v1/models[/{id}].
+#include "serve/api_error.h"
+#include "serve/openai_responder.h"
+#include "serve/prompt_input.h"
+#include "serve/routes.h"
+
+namespace parley::serve {
+namespace {
+
+void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
+  const json body = parse_json_body(ex->request());
+  check_model(body, ctx);
+  const GenerationParams params = parse_generation_params(body, ctx.limits, LogprobsStyle::Chat);
+  const auto tokens = chat_tokens(ctx.model.tokenizer(), parse_messages(body));
+  EngineRequests requests = build_requests(params, {tokens}, ctx.limits.context_length);
+  require_ready(ctx);
+  OpenAiResponder::start(ex, ctx, make_meta(Api::Chat, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0),
+                         params, std::move(requests), {});
+}
+
+void completions(const ExchangePtr& ex, ApiContext& ctx) {
+  const json body = parse_json_body(ex->request());
+  check_model(body, ctx);
+  if (const auto suffix = get_string(body, "suffix"); suffix && !suffix->empty())
+    throw invalid_request("'suffix' (insertion) is not supported", "suffix", "unsupported_parameter");
+  if (const auto best_of = get_integer(body, "best_of", 1, ctx.limits.max_n); best_of && *best_of != 1)
+    throw invalid_request("'best_of' other than 1 is not supported", "best_of", "unsupported_parameter");
+  const GenerationParams params = parse_generation_params(body, ctx.limits, LogprobsStyle::Completions);
+  const bool echo = get_bool(body, "echo").value_or(false);
+  const Tokenizer& tok = ctx.model.tokenizer();
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<std::string> echoes;
+  for (const PromptInput& p : parse_prompts(body, ctx.limits.vocab_size)) {
+    prompts.push_back(prompt_tokens(tok, p));
+    if (echo) echoes.push_back(p.is_tokens ? tok.decode(p.tokens) : p.text);
+  }
+  EngineRequests requests = build_requests(params, prompts, ctx.limits.context_length);
+  require_ready(ctx);
+  OpenAiResponder::start(ex, ctx,
+                         make_meta(Api::Completions, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0),
+                         params, std::move(requests), std::move(echoes));
+}
+
+json model_json(const ApiContext& ctx) {
+  return {{"id", ctx.model_id}, {"object", "model"}, {"created", ctx.created}, {"owned_by", "parley"}};
+}
+
+}  // namespace
+
+void add_openai_routes(Router& router, ApiContext& ctx) {
+  router.add("POST", "/v1/chat/completions", [&ctx](const ExchangePtr& ex, const PathParams&) { chat_completions(ex, ctx); });
+  router.add("POST", "/v1/completions", [&ctx](const ExchangePtr& ex, const PathParams&) { completions(ex, ctx); });
+  router.add("GET", "/v1/models", [&ctx](const ExchangePtr& ex, const PathParams&) {
+    ex->respond(json_response(200, {{"object", "list"}, {"data", json::array({model_json(ctx)})}}));
+  });
+  router.add("GET", "/v1/models/{id}", [&ctx](const ExchangePtr& ex, const PathParams& params) {
+    if (params.at("id") != ctx.model_id)
+      throw not_found("The model '" + params.at("id") + "' does not exist", "model_not_found");
+    ex->respond(json_response(200, model_json(ctx)));
+  });
+}
+
+}  // namespace parley::serve

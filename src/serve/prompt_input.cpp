@@ -1,0 +1,92 @@
+#include "serve/prompt_input.h"
+
+#include "serve/api_error.h"
+#include "util/error.h"
+
+namespace parley::serve {
+namespace {
+
+std::string message_content(const json& content, size_t i) {
+  const std::string param = "messages[" + std::to_string(i) + "].content";
+  if (content.is_null()) return "";
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) throw invalid_request("'" + param + "' must be a string or an array of parts", param, "invalid_type");
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+      throw invalid_request("'" + param + "': only {\"type\": \"text\", \"text\": ...} parts are supported", param,
+                            "invalid_type");
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+ChatMessage parse_message(const json& m, size_t i) {
+  const std::string param = "messages[" + std::to_string(i) + "]";
+  if (!m.is_object()) throw invalid_request("'" + param + "' must be an object", param, "invalid_type");
+  const json* role = get_field(m, "role");
+  if (!role || !role->is_string()) throw invalid_request("'" + param + ".role' must be a string", param + ".role");
+  std::string r = role->get<std::string>();
+  if (r == "developer") r = "system";  // OpenAI's newer name for the system role
+  if (r != "system" && r != "user" && r != "assistant")
+    throw invalid_request("'" + param + ".role' must be system, developer, user or assistant; got '" + r + "'",
+                          param + ".role");
+  return {r, message_content(m.contains("content") ? m["content"] : json(nullptr), i)};
+}
+
+bool is_token_array(const json& a) {
+  for (const json& v : a)
+    if (!v.is_number_integer()) return false;
+  return !a.empty();
+}
+
+std::vector<int32_t> token_ids(const json& a, int32_t vocab_size) {
+  std::vector<int32_t> ids;
+  for (const json& v : a) {
+    const int64_t id = v.get<int64_t>();
+    if (id < 0 || id >= vocab_size) throw invalid_request("'prompt' holds a token id outside the vocabulary", "prompt", "out_of_range");
+    ids.push_back(int32_t(id));
+  }
+  return ids;
+}
+
+}  // namespace
+
+std::vector<ChatMessage> parse_messages(const json& body) {
+  const json* f = get_field(body, "messages");
+  if (!f) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
+  if (!f->is_array() || f->empty()) throw invalid_request("'messages' must be a non-empty array", "messages", "invalid_type");
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < f->size(); ++i) out.push_back(parse_message((*f)[i], i));
+  return out;
+}
+
+std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size) {
+  const json* f = get_field(body, "prompt");
+  if (!f) throw invalid_request("'prompt' is required", "prompt", "missing_required_parameter");
+  if (f->is_string()) return {PromptInput{f->get<std::string>(), {}, false}};
+  if (f->is_array() && is_token_array(*f)) return {PromptInput{"", token_ids(*f, vocab_size), true}};
+  if (!f->is_array() || f->empty())
+    throw invalid_request("'prompt' must be a string, an array of strings or an array of token ids", "prompt", "invalid_type");
+  std::vector<PromptInput> out;
+  for (const json& p : *f) {
+    if (!p.is_string()) throw invalid_request("'prompt' array entries must all be strings", "prompt", "invalid_type");
+    out.push_back({p.get<std::string>(), {}, false});
+  }
+  return out;
+}
+
+std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<ChatMessage>& messages) {
+  try {
+    return encode_chat(tok, messages, true);
+  } catch (const Error& e) {  // the template raised (e.g. roles must alternate) or failed
+    throw invalid_request(std::string("The model's chat template refused the messages: ") + e.what(), "messages",
+                          "chat_template_error");
+  }
+}
+
+std::vector<int32_t> prompt_tokens(const Tokenizer& tok, const PromptInput& prompt) {
+  return prompt.is_tokens ? prompt.tokens : tok.encode(prompt.text, true, false);
+}
+
+}  // namespace parley::serve

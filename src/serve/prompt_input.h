@@ -1,0 +1,34 @@
+#pragma once
+// Prompts of request bodies: chat messages and completion prompts, validated
+// and turned into token ids for the model.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "serve/json_fields.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace parley::serve {
+
+// "messages": roles system/developer/user/assistant; content a string or an
+// array of {"type": "text", "text": ...} parts.
+std::vector<ChatMessage> parse_messages(const json& body);
+
+// One completion prompt: text, or token ids given directly.
+struct PromptInput {
+  std::string text;
+  std::vector<int32_t> tokens;
+  bool is_tokens = false;
+};
+// "prompt": a string, an array of strings, or an array of token ids.
+std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size);
+
+// The conversation in the model's chat format, ending with the assistant's
+// turn; special-token texts inside messages stay plain text. A template that
+// refuses the conversation is a 400.
+std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<ChatMessage>& messages);
+// A completion prompt with BOS (per the vocabulary); special-token texts in it are plain text.
+std::vector<int32_t> prompt_tokens(const Tokenizer& tok, const PromptInput& prompt);
+
+}  // namespace parley::serve

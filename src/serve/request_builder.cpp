@@ -1,0 +1,42 @@
+#include "serve/request_builder.h"
+
+#include <string>
+
+#include "serve/api_error.h"
+
+namespace parley::serve {
+namespace {
+
+Request make_request(const GenerationParams& p, const std::vector<int32_t>& prompt, int32_t context_length) {
+  if (prompt.empty()) throw invalid_request("The prompt is empty", "prompt");
+  if (int64_t(prompt.size()) >= context_length)
+    throw invalid_request("The prompt has " + std::to_string(prompt.size()) + " tokens; this model's context is " +
+                              std::to_string(context_length) + " tokens",
+                          "messages", "context_length_exceeded");
+  Request r;
+  r.prompt = prompt;
+  r.sampling = p.sampling;
+  r.max_tokens = p.max_tokens > 0 ? p.max_tokens : context_length - int32_t(prompt.size());
+  r.stop_strings = p.stop;
+  r.ignore_eos = p.ignore_eos;
+  r.top_logprobs = p.top_logprobs;
+  return r;
+}
+
+}  // namespace
+
+EngineRequests build_requests(const GenerationParams& params, const std::vector<std::vector<int32_t>>& prompts,
+                              int32_t context_length) {
+  EngineRequests out;
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    const Request base = make_request(params, prompts[p], context_length);
+    for (int32_t j = 0; j < params.n; ++j) {
+      out.requests.push_back(base);
+      out.requests.back().sampling.seed = params.sampling.seed + uint64_t(j);
+      out.prompt_index.push_back(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace parley::serve

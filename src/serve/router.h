@@ -1,0 +1,44 @@
+#pragma once
+// Routes requests by method and path ("/v1/models/{id}" patterns) through a
+// chain of middleware (later: API keys, rate limits) to handlers. Unknown
+// paths are 404, known paths with another method 405; an ApiError thrown by a
+// handler becomes its JSON error response and anything else a 500.
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "serve/exchange.h"
+
+namespace parley::serve {
+
+using PathParams = std::map<std::string, std::string>;
+using Handler = std::function<void(const ExchangePtr&, const PathParams&)>;
+// Returns false after answering the exchange itself (the request stops there).
+using Middleware = std::function<bool(const ExchangePtr&)>;
+
+class Router {
+ public:
+  void add(std::string method, std::string pattern, Handler handler);
+  void use(Middleware middleware) { middleware_.push_back(std::move(middleware)); }
+  void dispatch(const ExchangePtr& exchange) const;
+
+ private:
+  struct Route {
+    std::string method;
+    std::vector<std::string> segments;  // "{name}" matches any one segment
+    Handler handler;
+  };
+  static bool match(const Route& route, const std::vector<std::string_view>& path, PathParams& params);
+  void run(const ExchangePtr& exchange, const Route& route, const PathParams& params) const;
+
+  std::vector<Route> routes_;
+  std::vector<Middleware> middleware_;
+};
+
+// Answers `exchange` with the error unless it already began answering (then
+// a stream is ended: the client sees a truncated stream rather than nothing).
+void answer_error(const ExchangePtr& exchange, const class ApiError& error);
+
+}  // namespace parley::serve

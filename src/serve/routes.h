@@ -1,0 +1,12 @@
+#pragma once
+// The API's routes, registered on a router (docs/api.md describes them).
+#include "serve/api_context.h"
+#include "serve/router.h"
+
+namespace parley::serve {
+
+void add_openai_routes(Router& router, ApiContext& ctx);  // /v1/chat/completions, /v1/completions, /v1/models
+void add_batch_route(Router& router, ApiContext& ctx);    // POST /chat
+void add_status_routes(Router& router, ApiContext& ctx);  // /health, /ready, /metrics, /v1/stats
+
+}  // namespace parley::serve

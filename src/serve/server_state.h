@@ -1,0 +1,19 @@
+#pragma once
+// The server's state and counters, shared by the sessions, the routes and
+// shutdown (atomics: I/O threads and the main thread read and write them).
+#include <atomic>
+#include <cstdint>
+
+namespace parley::serve {
+
+struct ServerState {
+  std::atomic<bool> ready{false};     // model loaded and accepting requests
+  std::atomic<bool> draining{false};  // shutting down: finish what runs, take nothing new
+  std::atomic<int64_t> connections{0};     // open HTTP and WebSocket connections
+  std::atomic<int64_t> busy{0};            // requests being answered (HTTP and WebSocket)
+  std::atomic<uint64_t> http_requests{0};  // answered, any status
+  std::atomic<uint64_t> http_errors{0};    // answered with status >= 400
+  std::atomic<uint64_t> ws_requests{0};
+};
+
+}  // namespace parley::serve

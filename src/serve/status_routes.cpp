@@ -1,0 +1,27 @@
+// GET /health (the process answers), /ready (model loaded, engine accepting),
+// /v1/stats (JSON counters) and /metrics (Prometheus text).
+#include "serve/metrics.h"
+#include "serve/routes.h"
+
+namespace parley::serve {
+
+void add_status_routes(Router& router, ApiContext& ctx) {
+  router.add("GET", "/health", [](const ExchangePtr& ex, const PathParams&) {
+    ex->respond(json_response(200, {{"status", "ok"}}));
+  });
+  router.add("GET", "/ready", [&ctx](const ExchangePtr& ex, const PathParams&) {
+    const bool ready = ctx.state.ready && !ctx.state.draining;
+    ex->respond(json_response(ready ? 200 : 503, {{"ready", ready}, {"model", ctx.model_id}}));
+  });
+  router.add("GET", "/v1/stats", [&ctx](const ExchangePtr& ex, const PathParams&) {
+    ex->respond(json_response(200, stats_json(ctx)));
+  });
+  router.add("GET", "/metrics", [&ctx](const ExchangePtr& ex, const PathParams&) {
+    HttpResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = prometheus_text(ctx);
+    ex->respond(std::move(r));
+  });
+}
+
+}  // namespace parley::serve

@@ -1,0 +1,50 @@
+#pragma once
+// The WebSocket protocol of /v1/ws, independent of the socket: the client
+// sends JSON requests ("prompt" or "messages", generation parameters,
+// optional "id" echoed back), one at a time; the server streams
+// {"text", "finished": false} and ends each answer with {"finished": true,
+// "finish_reason", "usage"}. {"cancel": true} stops the current answer.
+// Mistakes are answered with {"error": {...}} and the socket stays open.
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "serve/api_context.h"
+#include "serve/choice.h"
+
+namespace parley::serve {
+
+// The socket side, implemented by the WebSocket session.
+class WsChannel {
+ public:
+  virtual ~WsChannel() = default;
+  virtual void send(std::string text) = 0;                 // a text frame, on the strand
+  virtual void post(std::function<void()> f) = 0;          // run on the strand, from any thread
+  virtual size_t pending_bytes() const = 0;
+};
+
+class WsConversation : public std::enable_shared_from_this<WsConversation> {
+ public:
+  WsConversation(ApiContext& ctx, std::weak_ptr<WsChannel> channel) : ctx_(ctx), channel_(std::move(channel)) {}
+  // On the strand: one message from the client.
+  void on_message(std::string_view text, bool binary);
+  // On the strand: the socket closed; cancels the running answer.
+  void on_close();
+
+ private:
+  void start(const json& message);
+  void on_event(const Event& e);
+  void send(json message, const json& id);
+
+  ApiContext& ctx_;
+  // Weak: the session owns this object. A running generation holds the
+  // session through its post function.
+  std::weak_ptr<WsChannel> channel_;
+  std::weak_ptr<Generation> running_;
+  bool busy_ = false;
+  json id_;  // the running request's "id", echoed in its messages
+  Choice choice_;
+};
+
+}  // namespace parley::serve

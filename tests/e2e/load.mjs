@@ -1,0 +1,46 @@
+// A small load generator for `parley serve` (not a test): closed-loop
+// streaming clients, each sending requests back to back; prints output
+// tokens/s and time-to-first-token percentiles.
+//   node tests/e2e/load.mjs URL [concurrency=16] [requests=64] [prompt_words=100] [max_tokens=64] [idle=0]
+// `idle` opens that many extra keep-alive connections that stay silent.
+import net from 'node:net';
+
+const [url = 'http://127.0.0.1:8080', concurrency = 16, requests = 64, promptWords = 100, maxTokens = 64, idle = 0] =
+  process.argv.slice(2).map((a, i) => (i === 0 ? a : Number(a)));
+const prompt = Array.from({ length: promptWords }, (_, i) => ['the', 'little', 'dog', 'ran', 'home'][i % 5]).join(' ');
+
+async function one() {
+  const t0 = performance.now();
+  const r = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt, max_tokens: maxTokens, ignore_eos: true, temperature: 0.8, stream: true,
+      stream_options: { include_usage: true } }) });
+  let ttft = null;
+  let tokens = 0;
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const part of r.body) {
+    if (ttft === null) ttft = performance.now() - t0;
+    buffered += decoder.decode(part, { stream: true });
+    const m = buffered.match(/"completion_tokens":(\d+)/);
+    if (m) tokens = Number(m[1]);
+  }
+  return { ttft, tokens, total: performance.now() - t0 };
+}
+
+const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p / 100 * xs.length))];
+const host = new URL(url);
+const idlers = Array.from({ length: idle }, () => net.connect(Number(host.port), host.hostname));
+const results = [];
+let next = 0;
+const start = performance.now();
+await Promise.all(Array.from({ length: concurrency }, async () => {
+  while (next++ < requests) results.push(await one());
+}));
+const seconds = (performance.now() - start) / 1000;
+const tokens = results.reduce((s, r) => s + r.tokens, 0);
+const ttfts = results.map((r) => r.ttft);
+const totals = results.map((r) => r.total);
+console.log(JSON.stringify({ concurrency, requests: results.length, idle, output_tok_s: +(tokens / seconds).toFixed(1),
+  ttft_p50_ms: +pct(ttfts, 50).toFixed(1), ttft_p99_ms: +pct(ttfts, 99).toFixed(1),
+  latency_p50_ms: +pct(totals, 50).toFixed(1), seconds: +seconds.toFixed(2) }));
+idlers.forEach((s) => s.destroy());

@@ -1,0 +1,101 @@
+// The WebSocket API (/v1/ws) with the `ws` client.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { startServer, makeSlowModel } from './server.mjs';
+
+let server;
+let slow;
+let slowServer;
+before(async () => {
+  server = await startServer();
+  slow = makeSlowModel();
+  slowServer = await startServer(['-m', slow.path]);
+});
+after(async () => {
+  assert.equal((await server.stop()).code, 0);
+  assert.equal((await slowServer.stop()).code, 0);
+  slow.remove();
+});
+
+// A socket whose incoming JSON messages can be awaited one by one.
+async function connect(url) {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
+  const queue = [];
+  const waiters = [];
+  ws.on('message', (data, binary) => {
+    assert.equal(binary, false);
+    const m = JSON.parse(data.toString());
+    const w = waiters.shift();
+    if (w) w(m); else queue.push(m);
+  });
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  const next = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiters.push(r)));
+  // Collects one answer: its text chunks and the final message.
+  async function answer() {
+    let text = '';
+    for (;;) {
+      const m = await next();
+      if (m.error || m.finished) return { text, end: m };
+      assert.equal(m.finished, false);
+      text += m.text;
+    }
+  }
+  return { ws, next, answer, send: (o) => ws.send(typeof o === 'string' ? o : JSON.stringify(o)) };
+}
+
+test('streams an answer and ends it with usage; several requests on one socket', async () => {
+  const httpAnswer = await (await fetch(`${server.url}/v1/completions`, { method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: 30, temperature: 0 }) })).json();
+  const c = await connect(server.url);
+  for (let i = 0; i < 2; i++) {
+    c.send({ prompt: 'Once upon a time', max_tokens: 30, temperature: 0, id: `r${i}` });
+    const { text, end } = await c.answer();
+    assert.equal(text, httpAnswer.choices[0].text);
+    assert.equal(end.finished, true);
+    assert.equal(end.id, `r${i}`);
+    assert.equal(end.finish_reason, httpAnswer.choices[0].finish_reason);
+    assert.equal(end.usage.completion_tokens, httpAnswer.usage.completion_tokens);
+  }
+  c.send({ messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, temperature: 0, session_id: 'later' });
+  const chat = await c.answer();
+  assert.ok(chat.end.finished && chat.text.length > 0);
+  c.ws.close();
+});
+
+test('errors come as {"error"} and the socket stays open', async () => {
+  const c = await connect(server.url);
+  c.send('{not json');
+  assert.equal((await c.next()).error.code, 'invalid_json');
+  c.send({ prompt: 'x', temperature: -1 });
+  assert.equal((await c.next()).error.param, 'temperature');
+  c.send({ max_tokens: 3 });
+  assert.equal((await c.next()).error.param, 'prompt');
+  c.send({ prompt: 'Once', max_tokens: 3 });
+  assert.equal((await c.answer()).end.finished, true);
+  c.ws.close();
+});
+
+test('cancel stops the running answer; a second request while busy is refused', async () => {
+  const c = await connect(slowServer.url);
+  c.send({ prompt: 'Once', max_tokens: 3000, ignore_eos: true });
+  assert.equal((await c.next()).finished, false);  // it is running
+  c.send({ prompt: 'Twice', max_tokens: 3 });
+  let busy = await c.next();
+  while (!busy.error) busy = await c.next();  // skip the running answer's chunks
+  assert.equal(busy.error.code, 'busy');
+  c.send({ cancel: true });
+  const { end } = await c.answer();
+  assert.equal(end.finish_reason, 'cancelled');
+  assert.ok(end.usage.completion_tokens < 3000);
+  c.ws.close();
+});
+
+test('ping is answered with pong', async () => {
+  const c = await connect(server.url);
+  const pong = new Promise((resolve) => c.ws.once('pong', (d) => resolve(d.toString())));
+  c.ws.ping('hello');
+  assert.equal(await pong, 'hello');
+  c.ws.close();
+});

@@ -1,0 +1,98 @@
+#pragma once
+// Helpers for the LlmEngine tests: collecting each request's events, and
+// running requests alone for comparison.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/llm_engine.h"
+#include "model/model.h"
+
+namespace parley::testing {
+
+inline const std::string kBundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
+
+struct Outcome {
+  std::vector<int32_t> tokens;
+  std::string text;
+  std::vector<Event> events;
+  Event final;
+  int finals = 0;
+};
+
+// Thread-safe: sinks run on the engine thread, the test waits on its own.
+class Collector {
+ public:
+  EventSink sink() {
+    return [this](const Event& e) {
+      std::lock_guard lock(mu_);
+      Outcome& o = out_[e.id];
+      o.events.push_back(e);
+      o.text += e.text;
+      if (e.token >= 0) o.tokens.push_back(e.token);
+      if (e.final) {
+        o.final = e;
+        ++o.finals;
+        ++finished_;
+        cv_.notify_all();
+      }
+    };
+  }
+  // Waits until n requests have finished (fails the test after 60 s).
+  void wait(int n) {
+    std::unique_lock lock(mu_);
+    const bool ok = cv_.wait_for(lock, std::chrono::seconds(60), [&] { return finished_ >= n; });
+    ASSERT_TRUE(ok) << "only " << finished_ << " of " << n << " requests finished";
+  }
+  Outcome get(RequestId id) {
+    std::lock_guard lock(mu_);
+    return out_[id];
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<RequestId, Outcome> out_;
+  int finished_ = 0;
+};
+
+inline Request greedy(std::vector<int32_t> prompt, int32_t max_tokens) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+// Each request through a fresh engine, one at a time.
+inline std::vector<Outcome> run_alone(const Model& model, const EngineConfig& config,
+                                      const std::vector<Request>& requests) {
+  std::vector<Outcome> out;
+  for (const Request& r : requests) {
+    Collector c;
+    LlmEngine engine(model, config);
+    const RequestId id = engine.submit(r, c.sink());
+    c.wait(1);
+    out.push_back(c.get(id));
+  }
+  return out;
+}
+
+// All requests submitted together to one engine.
+inline std::vector<Outcome> run_together(LlmEngine& engine, const std::vector<Request>& requests) {
+  Collector c;
+  std::vector<RequestId> ids;
+  for (const Request& r : requests) ids.push_back(engine.submit(r, c.sink()));
+  c.wait(int(requests.size()));
+  std::vector<Outcome> out;
+  for (RequestId id : ids) out.push_back(c.get(id));
+  return out;
+}
+
+}  // namespace parley::testing

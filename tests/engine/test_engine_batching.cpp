@@ -1,0 +1,181 @@
+// Continuous batching gives each request exactly the tokens it gets alone:
+// greedy and seeded sampling, prefix cache on and off, chunked prefill, and
+// preemption in a tiny KV pool. Also: prefix reuse, measured by counters.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engine/generator.h"
+#include "engine_test_util.h"
+
+namespace parley {
+namespace {
+
+using testing::Outcome;
+
+std::vector<Request> mixed_requests(const Model& model) {
+  const Tokenizer& tok = model.tokenizer();
+  const std::string shared = "Once upon a time, there was a little girl named Lily. She loved to play outside.";
+  const char* texts[] = {"Once upon a time", "The cat sat", "Tom and his dog went to the park",
+                         "One day", "Lily wanted"};
+  std::vector<Request> out;
+  for (int i = 0; i < 10; ++i) {
+    const std::string text = i % 2 ? shared + " " + texts[i % 5] : std::string(texts[i % 5]);
+    Request r = testing::greedy(tok.encode(text, true, false), 8 + 9 * i);
+    if (i % 3 == 1) {  // seeded sampling
+      r.sampling.temperature = 0.9f;
+      r.sampling.top_p = 0.95f;
+      r.sampling.seed = 1000 + uint64_t(i);
+    }
+    if (i == 4) r.stop_strings = {"."};
+    out.push_back(r);
+  }
+  return out;
+}
+
+void expect_same(const std::vector<Outcome>& got, const std::vector<Outcome>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    EXPECT_EQ(got[i].tokens, want[i].tokens);
+    EXPECT_EQ(got[i].text, want[i].text);
+    EXPECT_EQ(got[i].final.finish, want[i].final.finish);
+    EXPECT_EQ(got[i].finals, 1);
+    EXPECT_FALSE(got[i].tokens.empty());
+  }
+}
+
+EngineConfig small_config(bool prefix_cache) {
+  EngineConfig c;
+  // One kernel thread: spinning pool workers crawl on a loaded 2-core machine.
+  c.threads = 1;
+  c.max_batch_tokens = 24;  // prompts are prefilled in several chunks
+  c.prefix_cache = prefix_cache;
+  c.kv_type = DType::F32;
+  return c;
+}
+
+TEST(EngineBatching, ConcurrentRequestsGiveTheirAloneTokens) {
+  auto model = Model::load(testing::kBundled);
+  const auto requests = mixed_requests(*model);
+  const auto alone = testing::run_alone(*model, small_config(false), requests);
+  for (bool prefix : {false, true}) {
+    SCOPED_TRACE(prefix ? "prefix cache on" : "prefix cache off");
+    LlmEngine engine(*model, small_config(prefix));
+    expect_same(testing::run_together(engine, requests), alone);
+    const EngineStats s = engine.stats();
+    EXPECT_EQ(s.requests_finished, requests.size());
+    EXPECT_EQ(s.kv_blocks_used, 0u);
+    EXPECT_EQ(s.running + s.waiting, 0);
+    if (prefix) EXPECT_GT(s.prefix_cache_hit_tokens, 0u);
+    else EXPECT_EQ(s.prefix_cache_hit_tokens, 0u);
+  }
+}
+
+// With F32 KV the engine's greedy output is the single-sequence Generator's.
+TEST(EngineBatching, GreedyMatchesGenerator) {
+  auto model = Model::load(testing::kBundled);
+  auto requests = mixed_requests(*model);
+  LlmEngine engine(*model, small_config(true));
+  const auto got = testing::run_together(engine, requests);
+  ThreadPool pool(1);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].sampling.temperature != 0) continue;
+    Generator gen(*model, pool);
+    GenerateOptions o;
+    o.sampling = requests[i].sampling;
+    o.max_tokens = requests[i].max_tokens;
+    o.stop_strings = requests[i].stop_strings;
+    const auto want = gen.run(requests[i].prompt, o);
+    EXPECT_EQ(got[i].tokens, want.tokens) << "request " << i;
+    EXPECT_EQ(got[i].text, want.text) << "request " << i;
+  }
+}
+
+TEST(EngineBatching, ReusedPrefixSkipsPrefill) {
+  auto model = Model::load(testing::kBundled);
+  EngineConfig c = small_config(true);
+  LlmEngine engine(*model, c);
+  const auto prompt = model->tokenizer().encode(
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun. One day she saw a big red ball.", true, false);
+  ASSERT_GT(prompt.size(), 2u * size_t(c.block_size));
+  const std::vector<Request> one = {testing::greedy(prompt, 20)};
+  const auto first = testing::run_together(engine, one);
+  const EngineStats before = engine.stats();
+  EXPECT_EQ(before.prompt_tokens, prompt.size());
+  EXPECT_EQ(first[0].final.cached_tokens, 0);
+  const auto second = testing::run_together(engine, one);
+  const EngineStats after = engine.stats();
+  EXPECT_EQ(second[0].tokens, first[0].tokens);
+  EXPECT_EQ(second[0].text, first[0].text);
+  // Every full block of the prompt came from the cache.
+  const uint64_t cached = prompt.size() / size_t(c.block_size) * size_t(c.block_size);
+  EXPECT_EQ(uint64_t(second[0].final.cached_tokens), std::min<uint64_t>(cached, prompt.size() - 1));
+  EXPECT_EQ(after.prefix_cache_hit_tokens - before.prefix_cache_hit_tokens, uint64_t(second[0].final.cached_tokens));
+  EXPECT_EQ(after.prompt_tokens - before.prompt_tokens, prompt.size() - uint64_t(second[0].final.cached_tokens));
+  EXPECT_GT(after.kv_blocks_cached, 0u);
+  // The next turn of the conversation reuses the first turn too.
+  std::vector<int32_t> turn = prompt;
+  turn.insert(turn.end(), first[0].tokens.begin(), first[0].tokens.end());
+  const auto third = testing::run_together(engine, {testing::greedy(turn, 5)});
+  EXPECT_GE(third[0].final.cached_tokens, int32_t(cached));
+  const auto fresh = testing::run_alone(*model, small_config(false), {testing::greedy(turn, 5)});
+  EXPECT_EQ(third[0].tokens, fresh[0].tokens);
+}
+
+// A prompt of whole blocks, all cached: its last block is shared and must be
+// copied before the last token is recomputed into it (copy-on-write).
+TEST(EngineBatching, FullyCachedPromptCopiesItsLastBlock) {
+  auto model = Model::load(testing::kBundled);
+  LlmEngine engine(*model, small_config(true));
+  std::vector<int32_t> prompt(32);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = i ? int32_t(300 + i) : 1;
+  const std::vector<Request> twice = {testing::greedy(prompt, 12), testing::greedy(prompt, 12)};
+  const auto first = testing::run_together(engine, {twice[0]});
+  const auto both = testing::run_together(engine, twice);  // both share the cached blocks
+  EXPECT_EQ(both[0].tokens, first[0].tokens);
+  EXPECT_EQ(both[1].tokens, first[0].tokens);
+  EXPECT_EQ(both[0].final.cached_tokens, 31);
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0u);
+}
+
+TEST(EngineBatching, TinyKvPoolCompletesEverythingByPreemption) {
+  auto model = Model::load(testing::kBundled);
+  auto requests = mixed_requests(*model);
+  for (auto& r : requests) r.max_tokens = 60;
+  EngineConfig c = small_config(true);
+  c.max_batch_tokens = 64;
+  // About two sequences' worth of blocks for ten requests.
+  const uint64_t block = uint64_t(model->config().n_layers) * 2 * 16 * uint64_t(model->config().kv_dim()) * 4;
+  c.kv_memory_bytes = 12 * block;
+  const auto alone = testing::run_alone(*model, small_config(false), requests);
+  LlmEngine engine(*model, c);
+  expect_same(testing::run_together(engine, requests), alone);
+  const EngineStats s = engine.stats();
+  EXPECT_EQ(s.kv_blocks_total, 12u);
+  EXPECT_GT(s.preemptions, 0u);
+  EXPECT_EQ(s.kv_blocks_used, 0u);
+  EXPECT_EQ(s.requests_finished, requests.size());
+}
+
+TEST(EngineBatching, SubmitFromManyThreads) {
+  auto model = Model::load(testing::kBundled);
+  const auto requests = mixed_requests(*model);
+  const auto alone = testing::run_alone(*model, small_config(false), requests);
+  EngineConfig two_threads = small_config(true);
+  two_threads.threads = 2;
+  LlmEngine engine(*model, two_threads);
+  testing::Collector c;
+  std::vector<RequestId> ids(requests.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < requests.size(); ++i)
+    threads.emplace_back([&, i] { ids[i] = engine.submit(requests[i], c.sink()); });
+  for (auto& t : threads) t.join();
+  c.wait(int(requests.size()));
+  std::vector<Outcome> got;
+  for (RequestId id : ids) got.push_back(c.get(id));
+  expect_same(got, alone);
+}
+
+}  // namespace
+}  // namespace parley

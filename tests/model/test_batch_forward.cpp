@@ -1,0 +1,221 @@
+// BatchForward (several sequences per step over a paged K/V cache) against
+// the single-sequence Forward, and stories260K's greedy golden outputs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "model/batch_forward.h"
+#include "model/forward.h"
+#include "model/mkmodel.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+const std::string kShared = PARLEY_SHARED_DIR;
+const std::string kBundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
+constexpr int32_t kBlock = 16;
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("parley-batch-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+// One sequence of a batched run: its tokens, a block table handed out from
+// the end of the pool (so tables are not the identity), and, in retention
+// mode, slot positions (identity here: nothing is evicted).
+struct TestSeq {
+  std::vector<int32_t> tokens, blocks, slot_pos;
+  int32_t done = 0;
+};
+
+std::vector<int32_t> synthetic(int32_t n, int32_t salt, int32_t vocab) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  t[0] = 1;
+  for (int32_t i = 1; i < n; ++i) t[size_t(i)] = (i * 37 + salt * 101 + 11) % vocab;
+  return t;
+}
+
+// Runs the sequences together, each taking a chunk of a varying size per
+// step, and returns per sequence the logits after each chunk's last token,
+// keyed by that token's position.
+std::vector<std::vector<std::pair<int32_t, std::vector<float>>>> run_batched(
+    const Model& model, DType kv_type, std::vector<TestSeq> seqs, bool retention) {
+  const auto& c = model.config();
+  ThreadPool pool(2);
+  int32_t n_blocks = 0;
+  for (auto& s : seqs) n_blocks += (int32_t(s.tokens.size()) + kBlock - 1) / kBlock;
+  KvCache cache(c, kv_type, kBlock, n_blocks);
+  int32_t next = n_blocks;
+  for (auto& s : seqs) {
+    for (size_t b = 0; b * kBlock < s.tokens.size(); ++b) s.blocks.push_back(--next);
+    s.slot_pos.assign(s.blocks.size() * kBlock, -1);
+  }
+  BatchForward fwd(model, pool, cache, 64, int32_t(seqs.size()), c.context_length);
+  std::vector<std::vector<std::pair<int32_t, std::vector<float>>>> out(seqs.size());
+  std::vector<int32_t> slots(64);
+  std::iota(slots.begin(), slots.end(), 0);
+  const int32_t sizes[] = {7, 1, 13, 1, 1, 5};
+  for (int32_t step = 0;; ++step) {
+    std::vector<BatchChunk> chunks;
+    std::vector<size_t> owner;
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      TestSeq& s = seqs[i];
+      const int32_t left = int32_t(s.tokens.size()) - s.done;
+      if (left == 0) continue;
+      BatchChunk ch;
+      ch.n = std::min(left, sizes[(step + int32_t(i)) % 6]);
+      ch.tokens = s.tokens.data() + s.done;
+      ch.pos = s.done;
+      ch.blocks = s.blocks.data();
+      ch.logits = true;
+      if (retention) {
+        for (int32_t j = 0; j < ch.n; ++j) s.slot_pos[size_t(s.done + j)] = s.done + j;
+        ch.slot_pos = s.slot_pos.data();
+        ch.slots = slots.data() + s.done;
+        ch.n_slots = s.done + ch.n;
+      }
+      s.done += ch.n;
+      chunks.push_back(ch);
+      owner.push_back(i);
+    }
+    if (chunks.empty()) break;
+    const float* logits = fwd.step(chunks.data(), int32_t(chunks.size()));
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      const float* row = logits + k * size_t(c.vocab_size);
+      out[owner[k]].push_back({chunks[k].pos + chunks[k].n - 1, std::vector<float>(row, row + c.vocab_size)});
+    }
+  }
+  return out;
+}
+
+double max_relative_error(const float* got, const float* want, int32_t n) {
+  double max_abs = 0, max_err = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    max_abs = std::max(max_abs, std::abs(double(want[i])));
+    max_err = std::max(max_err, std::abs(double(got[i]) - double(want[i])));
+  }
+  return max_err / max_abs;
+}
+
+void expect_matches_forward(const Model& model, DType kv_type, bool retention, double tolerance) {
+  const int32_t vocab = model.config().vocab_size;
+  std::vector<TestSeq> seqs;
+  for (int32_t n : {5, 23, 40, 1, 17}) seqs.push_back({synthetic(n, n, vocab), {}, {}, 0});
+  const auto got = run_batched(model, kv_type, seqs, retention);
+  ThreadPool pool(1);
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const auto& tokens = seqs[i].tokens;
+    Forward fwd(model, pool);
+    std::vector<float> want(tokens.size() * size_t(vocab));
+    fwd.eval(tokens.data(), int32_t(tokens.size()), want.data());
+    ASSERT_FALSE(got[i].empty());
+    for (const auto& [pos, logits] : got[i])
+      ASSERT_LT(max_relative_error(logits.data(), want.data() + size_t(pos) * size_t(vocab), vocab), tolerance)
+          << "sequence " << i << " position " << pos;
+  }
+}
+
+TEST(BatchForward, MatchesForwardOnStories260K) {
+  auto model = Model::load(kBundled);
+  expect_matches_forward(*model, DType::F32, false, 1e-5);
+  expect_matches_forward(*model, DType::F16, false, 5e-3);
+}
+
+TEST(BatchForward, KeysRotatedAtReadMatchStoredRotated) {
+  auto model = Model::load(kBundled);
+  expect_matches_forward(*model, DType::F32, true, 1e-5);
+}
+
+MkModelSpec spec(const char* arch, int32_t n_kv_heads, int32_t head_dim) {
+  MkModelSpec s;
+  s.arch = arch;
+  s.dim = 128;
+  s.n_layers = 2;
+  s.n_heads = 4;
+  s.n_kv_heads = n_kv_heads;
+  s.head_dim = head_dim;
+  s.ffn_dim = 96;
+  s.context_length = 128;
+  s.vocab_from = kBundled;
+  s.seed = 3;
+  return s;
+}
+
+TEST(BatchForward, MatchesForwardOnEveryArchitecture) {
+  auto mistral = spec("mistral", 2, 0);
+  mistral.sliding_window = 8;  // crossed by the longer sequences
+  const std::pair<const char*, MkModelSpec> cases[] = {
+      {"llama3", spec("llama3", 2, 0)}, {"mistral", mistral}, {"qwen2", spec("qwen2", 2, 0)},
+      {"qwen3", spec("qwen3", 2, 64)}};
+  for (const auto& [name, s] : cases) {
+    SCOPED_TRACE(name);
+    const std::string path = temp_path(std::string(name) + ".gguf");
+    write_random_model(s, path);
+    auto model = Model::load(path);
+    expect_matches_forward(*model, DType::F32, false, 1e-4);
+    if (s.arch == "qwen3") expect_matches_forward(*model, DType::Q8_0, false, 5e-2);  // head_dim 64
+    std::filesystem::remove(path);
+  }
+}
+
+TEST(BatchForward, RefusesQ8_0KvWhenHeadsAreNotBlocks) {
+  auto model = Model::load(kBundled);  // head_dim 8
+  EXPECT_THROW(KvCache(model->config(), DType::Q8_0, kBlock, 4), Error);
+  EXPECT_THROW(KvCache(model->config(), DType::Q4_0, kBlock, 4), Error);
+}
+
+// Every golden prompt generated together, one batch per step, reproduces
+// run.c's greedy tokens.
+TEST(BatchForward, GreedyGoldenBatched) {
+  const std::string golden = kShared + "/golden/stories260K-greedy.jsonl";
+  if (!std::filesystem::exists(golden)) GTEST_SKIP() << "../shared/golden not present";
+  auto model = Model::load(kBundled);
+  const int32_t vocab = model->config().vocab_size;
+  struct Case {
+    std::vector<int32_t> tokens, want, blocks;
+    int32_t total, done = 0;
+    size_t prompt = tokens.size();
+  };
+  std::vector<Case> cases;
+  std::ifstream in(golden);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) {
+      const auto j = nlohmann::json::parse(line);
+      cases.push_back({j["prompt_ids"], j["generated_ids"], {}, j["total_positions"]});
+    }
+  ASSERT_FALSE(cases.empty());
+  ThreadPool pool(2);
+  const int32_t per_seq = (cases[0].total + kBlock - 1) / kBlock;
+  KvCache cache(model->config(), DType::F32, kBlock, per_seq * int32_t(cases.size()));
+  for (size_t i = 0; i < cases.size(); ++i)
+    for (int32_t b = 0; b < per_seq; ++b) cases[i].blocks.push_back(int32_t(i) + b * int32_t(cases.size()));
+  BatchForward fwd(*model, pool, cache, 256, int32_t(cases.size()), cases[0].total);
+  for (;;) {
+    std::vector<BatchChunk> chunks;
+    std::vector<Case*> owner;
+    for (auto& c : cases) {
+      if (c.tokens.size() >= c.prompt + c.want.size()) continue;
+      const int32_t n = int32_t(c.tokens.size()) - c.done;
+      chunks.push_back({c.tokens.data() + c.done, n, c.done, c.blocks.data(), true});
+      c.done += n;
+      owner.push_back(&c);
+    }
+    if (chunks.empty()) break;
+    const float* logits = fwd.step(chunks.data(), int32_t(chunks.size()));
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      const float* row = logits + k * size_t(vocab);
+      owner[k]->tokens.push_back(int32_t(std::max_element(row, row + vocab) - row));
+    }
+  }
+  for (const auto& c : cases)
+    EXPECT_EQ(std::vector<int32_t>(c.tokens.begin() + std::ptrdiff_t(c.prompt), c.tokens.end()), c.want);
+}
+
+}  // namespace
+}  // namespace parley

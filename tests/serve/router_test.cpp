@@ -1,0 +1,100 @@
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "fake_exchange.h"
+#include "serve/api_error.h"
+#include "serve/router.h"
+
+namespace parley::serve {
+namespace {
+
+using nlohmann::json;
+
+using test::fake;
+
+Router make_router() {
+  Router r;
+  r.add("GET", "/v1/models", [](const ExchangePtr& ex, const PathParams&) { ex->respond(json_response(200, {{"list", true}})); });
+  r.add("GET", "/v1/models/{id}", [](const ExchangePtr& ex, const PathParams& p) {
+    ex->respond(json_response(200, {{"id", p.at("id")}}));
+  });
+  r.add("POST", "/v1/bad", [](const ExchangePtr&, const PathParams&) { throw invalid_request("nope", "field"); });
+  r.add("POST", "/v1/boom", [](const ExchangePtr&, const PathParams&) { throw std::runtime_error("kaput"); });
+  return r;
+}
+
+json body_of(const test::FakeExchange& ex) { return json::parse(ex.response.body); }
+
+TEST(Router, MatchesPathsAndParameters) {
+  const Router r = make_router();
+  auto ex = fake("GET", "/v1/models/stories260K?x=1");
+  r.dispatch(ex);
+  EXPECT_EQ(ex->response.status, 200);
+  EXPECT_EQ(body_of(*ex)["id"], "stories260K");
+  auto list = fake("GET", "/v1/models/");  // a trailing slash is the same path
+  r.dispatch(list);
+  EXPECT_TRUE(body_of(*list)["list"]);
+}
+
+TEST(Router, UnknownPathIs404WithOpenAiErrorShape) {
+  const Router r = make_router();
+  auto ex = fake("GET", "/v2/nothing");
+  r.dispatch(ex);
+  EXPECT_EQ(ex->response.status, 404);
+  const json e = body_of(*ex)["error"];
+  EXPECT_TRUE(e["message"].is_string());
+  EXPECT_EQ(e["type"], "invalid_request_error");
+  EXPECT_TRUE(e.contains("param"));
+  EXPECT_EQ(e["code"], "not_found");
+}
+
+TEST(Router, WrongMethodIs405WithAllow) {
+  const Router r = make_router();
+  auto ex = fake("DELETE", "/v1/models");
+  r.dispatch(ex);
+  EXPECT_EQ(ex->response.status, 405);
+  ASSERT_EQ(ex->response.headers.size(), 1u);
+  EXPECT_EQ(ex->response.headers[0].first, "Allow");
+  EXPECT_EQ(ex->response.headers[0].second, "GET");
+}
+
+TEST(Router, ApiErrorsKeepTheirStatusAndOtherExceptionsAre500) {
+  const Router r = make_router();
+  auto bad = fake("POST", "/v1/bad");
+  r.dispatch(bad);
+  EXPECT_EQ(bad->response.status, 400);
+  EXPECT_EQ(body_of(*bad)["error"]["param"], "field");
+  auto boom = fake("POST", "/v1/boom");
+  r.dispatch(boom);
+  EXPECT_EQ(boom->response.status, 500);
+  EXPECT_EQ(body_of(*boom)["error"]["type"], "server_error");
+}
+
+TEST(Router, MiddlewareMayAnswerFirst) {
+  Router r = make_router();
+  r.use([](const ExchangePtr& ex) {
+    if (ex->request().header("authorization")) return true;
+    ex->respond(error_response(ApiError(401, "key needed", "invalid_request_error", "", "invalid_api_key")));
+    return false;
+  });
+  auto denied = fake("GET", "/v1/models");
+  r.dispatch(denied);
+  EXPECT_EQ(denied->response.status, 401);
+  auto allowed = fake("GET", "/v1/models", "", {{"authorization", "Bearer k"}});
+  r.dispatch(allowed);
+  EXPECT_EQ(allowed->response.status, 200);
+}
+
+TEST(HttpRequest, QueryParameters) {
+  HttpRequest r;
+  r.target = "/v1/sessions?user=ann&limit=5&flag";
+  EXPECT_EQ(r.path(), "/v1/sessions");
+  EXPECT_EQ(r.query_param("user"), "ann");
+  EXPECT_EQ(r.query_param("limit"), "5");
+  EXPECT_EQ(r.query_param("flag"), "");
+  EXPECT_EQ(r.query_param("missing"), "");
+}
+
+}  // namespace
+}  // namespace parley::serve
