@@ -188,7 +188,8 @@ void bench(int threads, const std::vector<DType>& types) {
       }
       std::printf("   %.2f ms/token\n", double(sets[k].model_bytes) / (results.at("model").gbs * 1e9) * 1e3);
     }
-  std::printf("\nprefill, one layer's 7 matrices, %s path: n tokens at once vs n matvecs\n",
+  std::printf("\nprefill, one layer's 7 matrices, %s path: n tokens at once vs n separate matvecs\n"
+              "(both on cache-warm weights: the compute side of prefill)\n",
               std::string(isa_name(detect_isa())).c_str());
   set_active_isa(detect_isa());
   for (size_t k = 0; k < types.size(); ++k) {

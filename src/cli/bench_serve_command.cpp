@@ -40,9 +40,8 @@ struct BenchServeArgs {
 };
 
 struct Trace {
-  Clock::time_point submitted;
+  Clock::time_point submitted, finished;
   std::vector<Clock::time_point> tokens;
-  bool done = false;
 };
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -110,9 +109,10 @@ EngineConfig engine_config(const BenchServeArgs& a) {
 
 void report(const BenchServeArgs& a, const std::vector<Trace>& traces, double wall_s, const LlmEngine& engine,
             uint64_t peak_used, const Model& model, uint64_t block_bytes) {
-  std::vector<double> ttft, itl;
+  std::vector<double> ttft, itl, latency;
   uint64_t generated = 0;
   for (const Trace& t : traces) {
+    latency.push_back(ms(t.finished - t.submitted));
     if (t.tokens.empty()) continue;
     ttft.push_back(ms(t.tokens[0] - t.submitted));
     for (size_t i = 1; i < t.tokens.size(); ++i) itl.push_back(ms(t.tokens[i] - t.tokens[i - 1]));
@@ -129,6 +129,7 @@ void report(const BenchServeArgs& a, const std::vector<Trace>& traces, double wa
                 percentile(std::vector<double>(ttft.begin() + a.concurrency, ttft.end()), 50));
   std::printf("\n");
   std::printf("inter-token ms: P50 %.1f, P99 %.1f\n", percentile(itl, 50), percentile(itl, 99));
+  std::printf("request latency ms: P50 %.1f, P99 %.1f\n", percentile(latency, 50), percentile(latency, 99));
   std::printf("engine: %llu steps, %llu preemptions, prefix cache %llu of %llu prompt tokens\n",
               (unsigned long long)s.steps, (unsigned long long)s.preemptions,
               (unsigned long long)s.prefix_cache_hit_tokens, (unsigned long long)s.prefix_cache_query_tokens);
@@ -147,10 +148,11 @@ void run_bench_serve(const BenchServeArgs& a) {
               model->name().c_str(), engine.config().threads, std::string(isa_name(active_isa())).c_str(),
               std::string(dtype_name(config.kv_type)).c_str(), a.policy.c_str(), config.max_running,
               config.max_batch_tokens, a.kv_policy.c_str());
-  std::printf("load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens\n", a.requests,
-              a.rate > 0 ? ("Poisson " + std::to_string(a.rate) + "/s").c_str()
-                         : ("concurrency " + std::to_string(a.concurrency)).c_str(),
-              a.prompt_tokens, a.shared_prefix, a.max_tokens);
+  char arrivals[64];
+  if (a.rate > 0) std::snprintf(arrivals, sizeof arrivals, "Poisson arrivals %.2f/s", a.rate);
+  else std::snprintf(arrivals, sizeof arrivals, "concurrency %d", a.concurrency);
+  std::printf("load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens, lengths +-%.0f%%\n",
+              a.requests, arrivals, a.prompt_tokens, a.shared_prefix, a.max_tokens, 100 * a.spread);
 
   Workload work(a, model->config().vocab_size);
   std::vector<Trace> traces(size_t(a.requests));
@@ -172,7 +174,7 @@ void run_bench_serve(const BenchServeArgs& a) {
       if (e.token >= 0) tr.tokens.push_back(now);
       if (!e.final) return;
       if (e.finish == FinishReason::Error) std::fprintf(stderr, "request %d failed: %s\n", i, e.error.c_str());
-      tr.done = true;
+      tr.finished = now;
       --in_flight;
       ++finished;
       cv.notify_one();

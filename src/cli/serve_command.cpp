@@ -5,9 +5,9 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "cli/commands.h"
+#include "engine/engine_limits.h"
 #include "engine/llm_engine.h"
 #include "model/model.h"
 #include "serve/api_server.h"
@@ -25,30 +25,13 @@ struct ServeArgs {
   int32_t idle_timeout_s = 60;
   double grace_s = 10;
   EngineConfig engine;
-  std::string kv_memory = "0";
+  std::string kv_memory;  // empty: the engine's default
   std::string kv_type = "f16";
 };
 
-// "1073741824", "512M", "2G", "25%" (of physical memory); "0": the engine's default.
-uint64_t parse_memory(const std::string& s) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    throw Error("--kv-memory: '" + s + "' is not a size (bytes, K, M, G or % of RAM)");
-  }
-  const std::string unit = s.substr(used);
-  if (unit == "%") return uint64_t(v / 100.0 * double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE)));
-  const double scale = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
-  if (scale < 0 || v < 0) throw Error("--kv-memory: '" + s + "' is not a size (bytes, K, M, G or % of RAM)");
-  return uint64_t(v * scale);
-}
-
 DType parse_kv_type(const std::string& s) {
-  const auto t = dtype_from_name(s);
-  if (!t || (*t != DType::F32 && *t != DType::F16 && *t != DType::Q8_0))
-    throw Error("--kv-type: '" + s + "' is not f32, f16 or q8_0");
+  const auto t = dtype_from_name(s);  // the engine refuses types other than f32, f16 and q8_0
+  if (!t) throw Error("--kv-type: '" + s + "' is not f32, f16 or q8_0");
   return *t;
 }
 
@@ -82,7 +65,7 @@ std::string fingerprint(const Model& m) {
 
 void run_serve(ServeArgs& a) {
   a.engine.threads = a.model.resolved_threads();
-  a.engine.kv_memory_bytes = parse_memory(a.kv_memory);
+  if (!a.kv_memory.empty()) a.engine.kv_memory_bytes = parse_memory_size(a.kv_memory);
   a.engine.kv_type = parse_kv_type(a.kv_type);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
@@ -114,7 +97,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--max-n", a.max_n, "most choices (n) per request")->capture_default_str()->check(CLI::Range(1, 128));
   cmd.add_option("--max-running", a.engine.max_running, "sequences decoded together at most")->capture_default_str();
   cmd.add_option("--max-batch-tokens", a.engine.max_batch_tokens, "tokens per engine step")->capture_default_str();
-  cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, K/M/G, or % of RAM (0: engine default)")->capture_default_str();
+  cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
   for (CLI::Option* opt : cmd.get_options()) {
     std::string env = opt->get_single_name();

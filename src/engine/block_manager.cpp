@@ -45,13 +45,17 @@ bool BlockManager::holds(int32_t block, uint64_t parent, const int32_t* tokens) 
 int32_t BlockManager::match_prefix(const int32_t* tokens, int32_t n, int32_t* free_hits) {
   match_.clear();
   match_hashes_.clear();
+  missed_ = 0;
   int32_t free = 0;
   uint64_t parent = 0;
   for (int32_t b = 0; prefix_cache_ && (b + 1) * block_size_ <= n; ++b) {
     const int32_t* t = tokens + ptrdiff_t(b) * block_size_;
     const uint64_t h = block_hash(parent, t);
     const int32_t block = index_.find(h);
-    if (block < 0 || !holds(block, parent, t)) break;
+    if (block < 0 || !holds(block, parent, t)) {
+      missed_ = h;
+      break;
+    }
     match_.push_back(block);
     match_hashes_.push_back(h);
     free += ref_[size_t(block)] == 0;
@@ -59,6 +63,12 @@ int32_t BlockManager::match_prefix(const int32_t* tokens, int32_t n, int32_t* fr
   }
   if (free_hits) *free_hits = free;
   return int32_t(match_.size());
+}
+
+uint64_t BlockManager::next_block_hash(const BlockTable& table, const int32_t* tokens, int32_t n) const {
+  const size_t b = table.hashes.size();
+  if (!prefix_cache_ || int32_t(b + 1) * block_size_ > n) return 0;
+  return block_hash(b ? table.hashes[b - 1] : 0, tokens + ptrdiff_t(b) * block_size_);
 }
 
 void BlockManager::take_prefix(BlockTable& table) {

@@ -32,6 +32,12 @@ class BlockManager {
   // those blocks sit in the free list (taking them leaves fewer free).
   int32_t match_prefix(const int32_t* tokens, int32_t n, int32_t* free_hits);
   void take_prefix(BlockTable& table);  // appends the last match's blocks (table empty)
+  // The hash of the first full block the last match_prefix() did not find
+  // (0 when every full block was found).
+  uint64_t missed_hash() const { return missed_; }
+  // The hash the next full block of a sequence will have once computed (0
+  // when tokens[0, n) holds no further full block).
+  uint64_t next_block_hash(const BlockTable& table, const int32_t* tokens, int32_t n) const;
 
   // Makes slots [first, end) writable: allocates missing blocks and copies
   // shared ones. All or nothing: false (no change) when blocks run short.
@@ -69,6 +75,7 @@ class BlockManager {
   BlockHashMap index_;
   std::vector<int32_t> match_;  // blocks of the last match_prefix()
   std::vector<uint64_t> match_hashes_;
+  uint64_t missed_ = 0;
 };
 
 }  // namespace parley

@@ -1,7 +1,5 @@
 #include "engine/llm_engine.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -44,12 +42,13 @@ struct LlmEngine::Impl {
   bool has_work() const { return !scheduler.waiting().empty() || !scheduler.running().empty(); }
   void accept(Submission& s);
   std::string invalid(const Request& r) const;
-  void cancel(RequestId id, FinishReason why);
+  void cancel(RequestId id);
   void expire(Clock::time_point now);
   bool step();
   void sample(Sequence& seq, float* logits);
   void finish(Sequence& seq, FinishReason why, const std::string& error = "");
   void deliver(const EventSink& sink, const Event& e);
+  void deliver_final(const EventSink& sink, const Event& e);
   void publish();
 
   const Model& model;
@@ -108,10 +107,10 @@ void LlmEngine::Impl::loop() {
     }
     for (Submission& s : inbox_taken) accept(s);
     inbox_taken.clear();
-    for (RequestId id : cancels_taken) cancel(id, FinishReason::Cancelled);
+    for (RequestId id : cancels_taken) cancel(id);
     cancels_taken.clear();
     if (stop) {
-      while (!live.empty()) cancel(live.begin()->first, FinishReason::Cancelled);
+      while (!live.empty()) cancel(live.begin()->first);
       publish();
       return;
     }
@@ -161,11 +160,12 @@ void LlmEngine::Impl::accept(Submission& s) {
     e.error = error;
     e.prompt_tokens = int32_t(s.request.prompt.size());
     ++stats.requests_failed;
-    deliver(s.sink, e);
+    deliver_final(s.sink, e);
     return;
   }
   const KvRetention kv = s.request.kv_retention.value_or(config.kv_retention);
-  const int32_t max_new = kv.policy == KvPolicy::Full ? layout.context_limit : s.request.max_tokens;
+  // Token storage reserved up front; past the context (retention policies) it grows.
+  const int32_t max_new = std::min(s.request.max_tokens, layout.context_limit);
   auto seq = std::make_unique<Sequence>(s.id, std::move(s.request), std::move(s.sink), arrivals++,
                                         model.tokenizer(), model.config().vocab_size, kv, max_new);
   Sequence& ref = *seq;
@@ -174,9 +174,9 @@ void LlmEngine::Impl::accept(Submission& s) {
   scheduler.add(&ref);
 }
 
-void LlmEngine::Impl::cancel(RequestId id, FinishReason why) {
+void LlmEngine::Impl::cancel(RequestId id) {
   const auto it = live.find(id);
-  if (it != live.end()) finish(*it->second, why);
+  if (it != live.end()) finish(*it->second, FinishReason::Cancelled);
 }
 
 void LlmEngine::Impl::expire(Clock::time_point now) {
@@ -257,7 +257,13 @@ void LlmEngine::Impl::finish(Sequence& seq, FinishReason why, const std::string&
   scheduler.remove(&seq);
   const EventSink sink = std::move(seq.sink);
   live.erase(seq.id);
-  publish();  // whoever waits for this event sees the memory freed
+  deliver_final(sink, e);
+}
+
+// Whoever waits for a final event sees the stats (memory freed, counters)
+// that include it.
+void LlmEngine::Impl::deliver_final(const EventSink& sink, const Event& e) {
+  publish();
   deliver(sink, e);
 }
 

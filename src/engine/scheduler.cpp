@@ -128,22 +128,34 @@ void Scheduler::preempt(Sequence* seq) {
 }
 
 // In policy order, until one does not fit: later ones never overtake it
-// (that would starve long requests).
+// (that would starve long requests). One whose next prefix block another
+// sequence is computing right now waits for it (n choices of one prompt, a
+// shared system prompt arriving in a burst): it is computed once.
 void Scheduler::admit_waiting(Clock::time_point now) {
   std::sort(waiting_.begin(), waiting_.end(),
             [&](const Sequence* a, const Sequence* b) { return runs_before(*a, *b, config_.policy, now); });
-  size_t admitted = 0;
-  while (admitted < waiting_.size() && int32_t(running_.size()) < config_.max_running && budget_ > 0 &&
-         try_admit(waiting_[admitted]))
-    ++admitted;
-  waiting_.erase(waiting_.begin(), waiting_.begin() + ptrdiff_t(admitted));
+  for (Sequence*& seq : waiting_) {
+    if (int32_t(running_.size()) >= config_.max_running || budget_ <= 0) break;
+    const Admission a = try_admit(seq);
+    if (a == Admission::NoRoom) break;
+    if (a == Admission::Admitted) seq = nullptr;
+  }
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), nullptr), waiting_.end());
 }
 
-bool Scheduler::try_admit(Sequence* seq) {
+bool Scheduler::being_computed(uint64_t block_hash) const {
+  for (const Sequence* s : running_)
+    if (s->full_kv() && blocks_.next_block_hash(s->table, s->tokens.data(), int32_t(s->tokens.size())) == block_hash)
+      return true;
+  return false;
+}
+
+Scheduler::Admission Scheduler::try_admit(Sequence* seq) {
   const int32_t size = int32_t(seq->tokens.size()), bs = blocks_.block_size();
   int32_t hits = 0, free_hits = 0, computed = 0;
   if (seq->full_kv()) {
     hits = blocks_.match_prefix(seq->tokens.data(), size, &free_hits);
+    if (blocks_.missed_hash() != 0 && being_computed(blocks_.missed_hash())) return Admission::Deferred;
     computed = std::min(hits * bs, size - 1);  // the last token is evaluated for its logits
   }
   const int32_t n = std::min({size - computed, seq->kept.max_chunk(), budget_});
@@ -152,13 +164,13 @@ bool Scheduler::try_admit(Sequence* seq) {
   const int32_t need = (slots + bs - 1) / bs - hits + cow;
   // Some headroom for the running sequences' next tokens.
   const int32_t reserve_free = running_.empty() ? 0 : std::max(1, blocks_.total_blocks() / 100);
-  if (blocks_.free_blocks() - free_hits - need < reserve_free) return false;
+  if (blocks_.free_blocks() - free_hits - need < reserve_free) return Admission::NoRoom;
   blocks_.take_prefix(seq->table);
   seq->computed = computed;
   if (!reserve(seq, n)) {
     blocks_.release(seq->table);
     seq->computed = 0;
-    return false;
+    return Admission::NoRoom;
   }
   query_tokens_ += uint64_t(size);
   hit_tokens_ += uint64_t(computed);
@@ -167,7 +179,7 @@ bool Scheduler::try_admit(Sequence* seq) {
   insert_running(seq);
   batch_.push_back({seq, n});
   budget_ -= n;
-  return true;
+  return Admission::Admitted;
 }
 
 void Scheduler::insert_running(Sequence* seq) {

@@ -52,7 +52,9 @@ class Scheduler {
   bool reserve(Sequence* seq, int32_t n);
   void preempt(Sequence* seq);
   void admit_waiting(Clock::time_point now);
-  bool try_admit(Sequence* seq);
+  enum class Admission { Admitted, Deferred, NoRoom };
+  Admission try_admit(Sequence* seq);
+  bool being_computed(uint64_t block_hash) const;
   int32_t chunk(const Sequence* seq) const;
   void insert_running(Sequence* seq);
 

@@ -67,11 +67,16 @@ test('SIGTERM: /ready turns 503 at once, requests in flight finish, exit 0', asy
   const server = await startServer(['-m', slow.path, '--shutdown-grace', '20']);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   assert.equal((await getVia(agent, server.port, '/ready')).status, 200);
-  const streams = await Promise.all([0, 1, 2].map(() => postJson(server.url, { ...longRequest, max_tokens: 150 })));
+  const streams = await Promise.all([0, 1, 2].map(() => postJson(server.url, { ...longRequest, max_tokens: 600 })));
   await waitForStats(server.url, (x) => x.running === 3);
   server.proc.kill('SIGTERM');
-  await sleep(100);
+  await sleep(50);
   assert.equal((await getVia(agent, server.port, '/ready')).status, 503);
+  const refused = await new Promise((resolve) => {
+    const s = net.connect(server.port, '127.0.0.1', () => { s.destroy(); resolve(false); });
+    s.on('error', (e) => resolve(e.code === 'ECONNREFUSED'));
+  });
+  assert.ok(refused, 'new connections are refused');
   for (const r of streams) {
     const events = await readSse(r);
     assert.equal(events.at(-1), '[DONE]');

@@ -2,11 +2,14 @@
 // greedy and seeded sampling, prefix cache on and off, chunked prefill, and
 // preemption in a tiny KV pool. Also: prefix reuse, measured by counters.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "engine/generator.h"
 #include "engine_test_util.h"
+#include "model/mkmodel.h"
 
 namespace parley {
 namespace {
@@ -123,6 +126,27 @@ TEST(EngineBatching, ReusedPrefixSkipsPrefill) {
   EXPECT_EQ(third[0].tokens, fresh[0].tokens);
 }
 
+// n choices of one prompt, submitted together: the prompt is computed once,
+// the others wait for its blocks instead of computing them again.
+TEST(EngineBatching, IdenticalPromptsInABurstAreComputedOnce) {
+  auto model = Model::load(testing::kBundled);
+  std::vector<int32_t> prompt(50);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = i ? int32_t(260 + i * 3) : 1;
+  std::vector<Request> choices;
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    Request r = testing::greedy(prompt, 6);
+    r.sampling.temperature = 1.0f;
+    r.sampling.seed = seed;
+    choices.push_back(r);
+  }
+  const auto alone = testing::run_alone(*model, small_config(false), choices);
+  LlmEngine engine(*model, small_config(true));
+  expect_same(testing::run_together(engine, choices), alone);
+  // 50 tokens once, then 2 per other choice (3 full blocks of 16 are shared).
+  EXPECT_EQ(engine.stats().prompt_tokens, 50u + 3 * 2);
+  EXPECT_EQ(engine.stats().prefix_cache_hit_tokens, 3u * 48);
+}
+
 // A prompt of whole blocks, all cached: its last block is shared and must be
 // copied before the last token is recomputed into it (copy-on-write).
 TEST(EngineBatching, FullyCachedPromptCopiesItsLastBlock) {
@@ -156,6 +180,30 @@ TEST(EngineBatching, TinyKvPoolCompletesEverythingByPreemption) {
   EXPECT_GT(s.preemptions, 0u);
   EXPECT_EQ(s.kv_blocks_used, 0u);
   EXPECT_EQ(s.requests_finished, requests.size());
+}
+
+// Grouped-query attention (2 query heads per KV head) over a Q8_0 cache, on
+// a random model with 32-dimension heads.
+TEST(EngineBatching, GqaModelWithQ8_0Cache) {
+  MkModelSpec spec;
+  spec.dim = 128;
+  spec.n_layers = 2;
+  spec.n_heads = 4;
+  spec.n_kv_heads = 2;
+  spec.ffn_dim = 96;
+  spec.context_length = 256;
+  spec.vocab_from = testing::kBundled;
+  const auto path = (std::filesystem::temp_directory_path() / ("parley-engine-" + std::to_string(::getpid()) + ".gguf")).string();
+  write_random_model(spec, path);
+  auto model = Model::load(path);
+  auto requests = mixed_requests(*model);
+  for (auto& r : requests) r.ignore_eos = true;  // random weights: stop only at max_tokens
+  EngineConfig c = small_config(true);
+  c.kv_type = DType::Q8_0;
+  const auto alone = testing::run_alone(*model, c, requests);
+  LlmEngine engine(*model, c);
+  expect_same(testing::run_together(engine, requests), alone);
+  std::filesystem::remove(path);
 }
 
 TEST(EngineBatching, SubmitFromManyThreads) {

@@ -25,9 +25,16 @@ void* operator new(std::size_t size) {
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
+// std::stable_sort's temporary buffer comes from the nothrow form: it must
+// come from the same malloc as the delete below frees into.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  if (g_count_allocations) ++g_allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
 // Not inlined, so GCC does not see free() paired with operator new and warn.
 [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace parley {
 namespace {
