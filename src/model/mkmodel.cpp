@@ -19,6 +19,7 @@ struct Preset {
 
 constexpr Preset kPresets[] = {
     {"llama-110m", "llama", 768, 12, 12, 12, 2048, 32000, 2048},
+    {"llama-500m", "llama", 1536, 16, 24, 4, 4096, 32000, 2048},
     {"tinyllama-1.1b", "tinyllama", 2048, 22, 32, 4, 5632, 32000, 2048},
     {"llama3-8b", "llama3", 4096, 32, 32, 8, 14336, 128256, 8192},
     {"mistral-7b", "mistral", 4096, 32, 32, 8, 14336, 32000, 32768},
