@@ -1,33 +1,57 @@
 // parley bench: memory bandwidth, load time, prefill and batch-1 decode speed
-// of a model, with decode measured against the bandwidth bound.
+// of a model, with decode measured against the bandwidth bound, then batched
+// decode (aggregate tok/s and per-token latency by batch size) and peak RSS.
+// Each number is the median of --reps runs after one warm-up run, with the
+// spread (min-max) beside it; --json prints them all as one object.
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cstdio>
-#include <fstream>
+#include <functional>
+#include <iostream>
+#include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "engine/generator.h"
 #include "kernels/cpu.h"
 #include "kernels/membw.h"
+#include "loadtest/machine.h"
+#include "model/batch_forward.h"
+#include "model/kv_cache.h"
 #include "model/model.h"
 
 namespace parley {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 struct BenchArgs {
   ModelOptions model;
   std::vector<int32_t> prompt_lengths = {128, 512};
   int32_t decode_tokens = 128;
+  std::vector<int32_t> batches = {1, 4, 8, 16, 32};
+  int32_t batch_steps = 16;
   int reps = 3;
+  int32_t bandwidth_mib = 1024;
+  bool json = false;
 };
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
+// A number measured over repetitions.
+struct Sample {
+  double median = 0, min = 0, max = 0;
+  nlohmann::json to_json() const { return {{"median", median}, {"min", min}, {"max", max}}; }
+};
+
+// One warm-up run (excluded), then `reps` runs.
+Sample measure(int reps, const std::function<double()>& f) {
+  f();
+  std::vector<double> v;
+  for (int i = 0; i < std::max(reps, 1); ++i) v.push_back(f());
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.front(), v.back()};
 }
 
 // Bytes streamed per decoded token: every matrix but the embedding table
@@ -47,62 +71,156 @@ std::vector<int32_t> synthetic_prompt(const Model& m, int32_t n) {
   return ids;
 }
 
-double best_of(int reps, const std::function<double()>& f) {
-  double best = 0;
-  for (int i = 0; i < reps; ++i) best = std::max(best, f());
-  return best;
+Sample prefill_tok_s(const Model& model, ThreadPool& pool, int32_t n, int reps) {
+  GenerateOptions opts;
+  opts.sampling.temperature = 0;
+  opts.max_tokens = 1;
+  const auto prompt = synthetic_prompt(model, n);
+  return measure(reps, [&] {
+    Generator gen(model, pool, n + 2);
+    const auto r = gen.run(prompt, opts);
+    return r.prefilled_tokens * 1000.0 / r.prefill_ms;
+  });
 }
 
-void run_bench(const BenchArgs& a) {
-  ThreadPool pool(a.model.resolved_threads());
-  std::printf("cpu: %s; kernels: %s; threads: %d\n", cpu_model().c_str(), std::string(isa_name(active_isa())).c_str(),
-              pool.size());
-  const double bw = measure_read_bandwidth(pool);
-  std::printf("memory read bandwidth: %.1f GB/s (1 GiB summed by %d threads, best of 5)\n", bw / 1e9, pool.size());
-  const auto t0 = std::chrono::steady_clock::now();
-  auto model = a.model.load();
-  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const uint64_t per_token = decode_bytes(*model);
-  std::printf("model: %s (%s), %llu parameters, %.1f MB of weights, %.1f MB read per decoded token\n",
-              model->name().c_str(), model->config().arch.c_str(), (unsigned long long)model->n_params(),
-              double(model->weight_bytes()) / 1e6, double(per_token) / 1e6);
-  std::printf("load: %.1f ms\n", load_ms);
+Sample decode_tok_s(const Model& model, ThreadPool& pool, int32_t tokens, int reps) {
   GenerateOptions opts;
   opts.sampling.temperature = 0;
   opts.ignore_eos = true;
-  for (int32_t n : a.prompt_lengths) {
-    if (n + 1 >= model->config().context_length) continue;
-    const auto prompt = synthetic_prompt(*model, n);
-    opts.max_tokens = 1;
-    const double tps = best_of(a.reps, [&] {
-      Generator gen(*model, pool, n + 2);
-      const auto r = gen.run(prompt, opts);
-      return r.prefilled_tokens * 1000.0 / r.prefill_ms;
-    });
-    std::printf("prefill %d tokens: %.1f tok/s\n", n, tps);
-  }
-  opts.max_tokens = a.decode_tokens;
-  const auto prompt = synthetic_prompt(*model, 8);
-  const double tps = best_of(a.reps, [&] {
-    Generator gen(*model, pool, std::min(model->config().context_length, 8 + a.decode_tokens + 1));
+  opts.max_tokens = tokens;
+  const auto prompt = synthetic_prompt(model, 8);
+  return measure(reps, [&] {
+    Generator gen(model, pool, std::min(model.config().context_length, 8 + tokens + 1));
     const auto r = gen.run(prompt, opts);
     return double(r.tokens.size() - 1) * 1000.0 / r.decode_ms;  // the first token came from prefill
   });
-  const double bound = bw / double(per_token);
-  std::printf("decode batch 1: %.1f tok/s; bandwidth bound %.1f tok/s; %.0f%% of bound\n", tps, bound,
-              100.0 * tps / bound);
+}
+
+// `batch` sequences with a 16-token prompt each decode `steps` tokens
+// together through BatchForward (one matmul per weight for the whole batch,
+// paged F16 KV, logits for every sequence; sampling excluded). Returns the
+// aggregate tokens per second.
+double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps) {
+  constexpr int32_t kPrompt = 16, kBlock = 16;
+  const int32_t blocks = (kPrompt + steps + kBlock - 1) / kBlock;
+  KvCache cache(model.config(), DType::F16, kBlock, int64_t(batch) * blocks);
+  BatchForward forward(model, pool, cache, batch * kPrompt, batch, blocks * kBlock);
+  std::vector<int32_t> tables(size_t(batch * blocks));
+  for (size_t i = 0; i < tables.size(); ++i) tables[i] = int32_t(i);
+  const auto prompt = synthetic_prompt(model, kPrompt);
+  std::vector<int32_t> next(static_cast<size_t>(batch));
+  std::vector<BatchChunk> chunks(static_cast<size_t>(batch));
+  for (int32_t s = 0; s < batch; ++s) chunks[size_t(s)] = {prompt.data(), kPrompt, 0, &tables[size_t(s * blocks)], false};
+  forward.step(chunks.data(), batch);
+  const auto t0 = Clock::now();
+  for (int32_t step = 0; step < steps; ++step) {
+    for (int32_t s = 0; s < batch; ++s) {
+      next[size_t(s)] = (s * 31 + step * 7 + 3) % model.config().vocab_size;
+      chunks[size_t(s)] = {&next[size_t(s)], 1, kPrompt + step, &tables[size_t(s * blocks)], true};
+    }
+    forward.step(chunks.data(), batch);
+  }
+  return double(batch) * steps / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string weight_type(const Model& m) {
+  const auto& layers = m.weights().layers;
+  return layers.empty() ? "?" : std::string(dtype_name(layers[0].w_up.type));
+}
+
+nlohmann::json run_bench(const BenchArgs& a) {
+  ThreadPool pool(a.model.resolved_threads());
+  nlohmann::json out;
+  out["machine"] = {{"cpu", loadtest::cpu_model()},
+                    {"cores", std::thread::hardware_concurrency()},
+                    {"threads", pool.size()},
+                    {"isa", std::string(isa_name(active_isa()))}};
+  const auto t0 = Clock::now();
+  auto model = a.model.load();
+  out["load_ms"] = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const uint64_t per_token = decode_bytes(*model);
+  out["model"] = {{"path", model->path()},          {"name", model->name()},
+                  {"arch", model->config().arch},   {"type", weight_type(*model)},
+                  {"params", model->n_params()},    {"bytes", model->weight_bytes()},
+                  {"bytes_per_token", per_token}};
+  out["prefill"] = nlohmann::json::array();
+  for (int32_t n : a.prompt_lengths) {
+    if (n + 1 >= model->config().context_length) continue;
+    const Sample s = prefill_tok_s(*model, pool, n, a.reps);
+    out["prefill"].push_back({{"tokens", n}, {"tok_s", s.median}, {"tok_s_spread", s.to_json()}});
+  }
+  const Sample d = decode_tok_s(*model, pool, a.decode_tokens, a.reps);
+  out["decode"] = nlohmann::json::array();
+  for (int32_t b : a.batches) {
+    const Sample s = measure(a.reps, [&] { return batched_decode_tok_s(*model, pool, b, a.batch_steps); });
+    out["decode"].push_back({{"batch", b},
+                             {"tok_s", s.median},
+                             {"ms_per_token", 1000.0 * b / s.median},
+                             {"tok_s_spread", s.to_json()}});
+  }
+  out["reps"] = a.reps;
+  // Before the bandwidth test, whose buffer (1 GiB by default) would dwarf the model's memory.
+  out["peak_rss_mb"] = double(loadtest::peak_rss_bytes()) / 1e6;
+  const double bw = measure_read_bandwidth(pool, size_t(std::max(a.bandwidth_mib, 1)) << 20);
+  out["machine"]["bandwidth_gbs"] = bw / 1e9;
+  out["bound_tok_s"] = bw / double(per_token);
+  out["decode_batch1"] = {{"tok_s", d.median}, {"tok_s_spread", d.to_json()},
+                          {"percent_of_bound", 100.0 * d.median * double(per_token) / bw}};
+  return out;
+}
+
+void print_text(const nlohmann::json& j) {
+  const auto& m = j["machine"];
+  std::printf("cpu: %s; kernels: %s; threads: %d\n", m["cpu"].get<std::string>().c_str(),
+              m["isa"].get<std::string>().c_str(), m["threads"].get<int>());
+  std::printf("memory read bandwidth: %.1f GB/s (a large buffer summed by every thread, best of 5)\n",
+              m["bandwidth_gbs"].get<double>());
+  const auto& model = j["model"];
+  std::printf("model: %s (%s, %s), %llu parameters, %.1f MB of weights, %.1f MB read per decoded token\n",
+              model["name"].get<std::string>().c_str(), model["arch"].get<std::string>().c_str(),
+              model["type"].get<std::string>().c_str(), model["params"].get<unsigned long long>(),
+              model["bytes"].get<double>() / 1e6, model["bytes_per_token"].get<double>() / 1e6);
+  std::printf("load: %.1f ms\n", j["load_ms"].get<double>());
+  auto spread = [](const nlohmann::json& s) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "[%.1f-%.1f]", s["min"].get<double>(), s["max"].get<double>());
+    return std::string(buf);
+  };
+  std::printf("median of %d runs after a warm-up, [min-max]\n", j["reps"].get<int>());
+  for (const auto& p : j["prefill"])
+    std::printf("prefill %d tokens: %.1f tok/s %s\n", p["tokens"].get<int>(), p["tok_s"].get<double>(),
+                spread(p["tok_s_spread"]).c_str());
+  const auto& d = j["decode_batch1"];
+  std::printf("decode batch 1: %.1f tok/s %s; bandwidth bound %.1f tok/s; %.0f%% of bound\n",
+              d["tok_s"].get<double>(), spread(d["tok_s_spread"]).c_str(), j["bound_tok_s"].get<double>(),
+              d["percent_of_bound"].get<double>());
+  std::printf("batched decode (BatchForward, 16-token prompts, sampling excluded):\n");
+  std::printf("%6s | %22s | %s\n", "batch", "aggregate tok/s", "per-token latency ms");
+  for (const auto& b : j["decode"])
+    std::printf("%6d | %7.1f %14s | %.2f\n", b["batch"].get<int>(), b["tok_s"].get<double>(),
+                spread(b["tok_s_spread"]).c_str(), b["ms_per_token"].get<double>());
+  std::printf("peak RSS: %.1f MB\n", j["peak_rss_mb"].get<double>());
 }
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
-  auto* cmd = app.add_subcommand("bench", "offline benchmark: bandwidth, load, prefill and decode speed");
+  auto* cmd = app.add_subcommand("bench", "offline benchmark: bandwidth, load, prefill, decode and batched decode speed");
   args->model.add_to(*cmd);
   cmd->add_option("--prompt-tokens", args->prompt_lengths, "prefill lengths to measure")->capture_default_str();
   cmd->add_option("--decode-tokens", args->decode_tokens, "tokens to decode at batch 1")->capture_default_str();
-  cmd->add_option("--reps", args->reps, "repetitions (best is reported)")->capture_default_str();
-  cmd->callback([args] { run_bench(*args); });
+  cmd->add_option("--batch", args->batches, "batch sizes of the batched-decode table")->capture_default_str();
+  cmd->add_option("--batch-steps", args->batch_steps, "decode steps timed per batch size")->capture_default_str();
+  cmd->add_option("--reps", args->reps, "repetitions after the warm-up (the median is reported)")->capture_default_str();
+  cmd->add_option("--bandwidth-mib", args->bandwidth_mib, "buffer summed by the bandwidth test (far above the caches)")
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "print one JSON object instead of text");
+  cmd->callback([args] {
+    const auto j = run_bench(*args);
+    if (args->json) std::cout << j.dump(2) << "\n";
+    else print_text(j);
+  });
 }
 
 }  // namespace parley

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -16,6 +15,8 @@
 #include "engine/engine_limits.h"
 #include "engine/llm_engine.h"
 #include "kernels/cpu.h"
+#include "loadtest/machine.h"
+#include "loadtest/stats.h"
 #include "model/model.h"
 #include "util/error.h"
 
@@ -37,6 +38,7 @@ struct BenchServeArgs {
   EngineConfig engine;
   std::string kv_memory, kv_type = "f16", policy = "fcfs", kv_policy = "full";
   bool no_prefix_cache = false;
+  bool json = false;
 };
 
 struct Trace {
@@ -45,19 +47,6 @@ struct Trace {
 };
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[size_t(p / 100.0 * double(v.size() - 1) + 0.5)];
-}
-
-uint64_t peak_rss_bytes() {
-  std::ifstream in("/proc/self/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  return 0;
-}
 
 class Workload {
  public:
@@ -107,8 +96,9 @@ EngineConfig engine_config(const BenchServeArgs& a) {
   return c;
 }
 
-void report(const BenchServeArgs& a, const std::vector<Trace>& traces, double wall_s, const LlmEngine& engine,
-            uint64_t peak_used, const Model& model, uint64_t block_bytes) {
+nlohmann::json summarize_run(const BenchServeArgs& a, const std::vector<Trace>& traces, double wall_s,
+                             const LlmEngine& engine, uint64_t peak_used, const Model& model, uint64_t block_bytes) {
+  using loadtest::summarize;
   std::vector<double> ttft, itl, latency;
   uint64_t generated = 0;
   for (const Trace& t : traces) {
@@ -119,24 +109,51 @@ void report(const BenchServeArgs& a, const std::vector<Trace>& traces, double wa
     generated += t.tokens.size();
   }
   const EngineStats s = engine.stats();
-  std::printf("wall %.2f s: output %.1f tok/s, %.2f requests/s, prompt %.1f tok/s evaluated\n", wall_s,
-              double(generated) / wall_s, double(traces.size()) / wall_s, double(s.prompt_tokens) / wall_s);
-  std::printf("TTFT ms: P50 %.1f, P99 %.1f", percentile(ttft, 50), percentile(ttft, 99));
+  nlohmann::json j = {
+      {"model", model.name()},
+      {"wall_s", wall_s},
+      {"requests", traces.size()},
+      {"output_tok_s", double(generated) / wall_s},
+      {"requests_per_s", double(traces.size()) / wall_s},
+      {"prompt_tok_s", double(s.prompt_tokens) / wall_s},
+      {"ttft_ms", loadtest::to_json(summarize(ttft))},
+      {"itl_ms", loadtest::to_json(summarize(itl))},
+      {"latency_ms", loadtest::to_json(summarize(latency))},
+      {"steps", s.steps},
+      {"preemptions", s.preemptions},
+      {"prefix_cache_hit_tokens", s.prefix_cache_hit_tokens},
+      {"prefix_cache_query_tokens", s.prefix_cache_query_tokens},
+      {"kv_pool_mb", double(s.kv_blocks_total * block_bytes) / 1e6},
+      {"kv_peak_mb", double(peak_used * block_bytes) / 1e6},
+      {"kv_peak_blocks", peak_used},
+      {"weights_mb", double(model.weight_bytes()) / 1e6},
+      {"peak_rss_mb", double(loadtest::peak_rss_bytes()) / 1e6},
+  };
   // Requests after the first wave arrive while the engine is busy (and, with
   // a shared prefix, find it cached).
   if (a.rate <= 0 && int32_t(ttft.size()) > a.concurrency)
-    std::printf("; after the first %d: P50 %.1f", a.concurrency,
-                percentile(std::vector<double>(ttft.begin() + a.concurrency, ttft.end()), 50));
+    j["ttft_after_first_wave_ms"] =
+        loadtest::to_json(summarize(std::vector<double>(ttft.begin() + a.concurrency, ttft.end())));
+  return j;
+}
+
+void print_text(const BenchServeArgs& a, const nlohmann::json& j) {
+  auto p = [&](const char* key, const char* pct) { return j[key][pct].get<double>(); };
+  std::printf("wall %.2f s: output %.1f tok/s, %.2f requests/s, prompt %.1f tok/s evaluated\n", j["wall_s"].get<double>(),
+              j["output_tok_s"].get<double>(), j["requests_per_s"].get<double>(), j["prompt_tok_s"].get<double>());
+  std::printf("TTFT ms: P50 %.1f, P99 %.1f", p("ttft_ms", "p50"), p("ttft_ms", "p99"));
+  if (j.contains("ttft_after_first_wave_ms"))
+    std::printf("; after the first %d: P50 %.1f", a.concurrency, p("ttft_after_first_wave_ms", "p50"));
   std::printf("\n");
-  std::printf("inter-token ms: P50 %.1f, P99 %.1f\n", percentile(itl, 50), percentile(itl, 99));
-  std::printf("request latency ms: P50 %.1f, P99 %.1f\n", percentile(latency, 50), percentile(latency, 99));
+  std::printf("inter-token ms: P50 %.1f, P99 %.1f\n", p("itl_ms", "p50"), p("itl_ms", "p99"));
+  std::printf("request latency ms: P50 %.1f, P99 %.1f\n", p("latency_ms", "p50"), p("latency_ms", "p99"));
   std::printf("engine: %llu steps, %llu preemptions, prefix cache %llu of %llu prompt tokens\n",
-              (unsigned long long)s.steps, (unsigned long long)s.preemptions,
-              (unsigned long long)s.prefix_cache_hit_tokens, (unsigned long long)s.prefix_cache_query_tokens);
-  std::printf("memory: KV pool %.1f MB (%llu blocks, peak %llu used = %.1f MB), weights %.1f MB, peak RSS %.1f MB\n",
-              double(s.kv_blocks_total * block_bytes) / 1e6, (unsigned long long)s.kv_blocks_total,
-              (unsigned long long)peak_used, double(peak_used * block_bytes) / 1e6, double(model.weight_bytes()) / 1e6,
-              double(peak_rss_bytes()) / 1e6);
+              j["steps"].get<unsigned long long>(), j["preemptions"].get<unsigned long long>(),
+              j["prefix_cache_hit_tokens"].get<unsigned long long>(),
+              j["prefix_cache_query_tokens"].get<unsigned long long>());
+  std::printf("memory: KV pool %.1f MB (peak %llu blocks used = %.1f MB), weights %.1f MB, peak RSS %.1f MB\n",
+              j["kv_pool_mb"].get<double>(), j["kv_peak_blocks"].get<unsigned long long>(),
+              j["kv_peak_mb"].get<double>(), j["weights_mb"].get<double>(), j["peak_rss_mb"].get<double>());
 }
 
 void run_bench_serve(const BenchServeArgs& a) {
@@ -144,14 +161,15 @@ void run_bench_serve(const BenchServeArgs& a) {
   const EngineConfig config = engine_config(a);
   LlmEngine engine(*model, config);
   const KvLayout layout = kv_layout(model->config(), engine.config());
-  std::printf("%s: %d threads (%s), KV %s, %s scheduling, max %d running, %d tokens per step, KV policy %s\n",
+  FILE* setup = a.json ? stderr : stdout;  // with --json, stdout holds the JSON only
+  std::fprintf(setup, "%s: %d threads (%s), KV %s, %s scheduling, max %d running, %d tokens per step, KV policy %s\n",
               model->name().c_str(), engine.config().threads, std::string(isa_name(active_isa())).c_str(),
               std::string(dtype_name(config.kv_type)).c_str(), a.policy.c_str(), config.max_running,
               config.max_batch_tokens, a.kv_policy.c_str());
   char arrivals[64];
   if (a.rate > 0) std::snprintf(arrivals, sizeof arrivals, "Poisson arrivals %.2f/s", a.rate);
   else std::snprintf(arrivals, sizeof arrivals, "concurrency %d", a.concurrency);
-  std::printf("load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens, lengths +-%.0f%%\n",
+  std::fprintf(setup, "load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens, lengths +-%.0f%%\n",
               a.requests, arrivals, a.prompt_tokens, a.shared_prefix, a.max_tokens, 100 * a.spread);
 
   Workload work(a, model->config().vocab_size);
@@ -200,7 +218,9 @@ void run_bench_serve(const BenchServeArgs& a) {
     peak_used = std::max(peak_used, engine.stats().kv_blocks_used);
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
-  report(a, traces, wall, engine, peak_used, *model, layout.block_bytes);
+  const auto summary = summarize_run(a, traces, wall, engine, peak_used, *model, layout.block_bytes);
+  if (a.json) std::printf("%s\n", summary.dump(2).c_str());
+  else print_text(a, summary);
 }
 
 }  // namespace
@@ -231,6 +251,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--kv-window", a->engine.kv_retention.window, "recent tokens kept")->capture_default_str();
   cmd->add_option("--kv-sink", a->engine.kv_retention.sink, "first tokens kept")->capture_default_str();
   cmd->add_option("--kv-heavy", a->engine.kv_retention.heavy, "heavy hitters kept")->capture_default_str();
+  cmd->add_flag("--json", a->json, "print the results as one JSON object");
   cmd->callback([a] { run_bench_serve(*a); });
 }
 

@@ -13,9 +13,13 @@ void add_chat_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_mkmodel_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_loadtest_command(CLI::App& app);
 
 // Options every model-using command shares.
 struct ModelOptions {

@@ -12,9 +12,13 @@ int main(int argc, char** argv) {
   parley::add_tokenize_command(app);
   parley::add_info_command(app);
   parley::add_mkmodel_command(app);
+  parley::add_quantize_command(app);
+  parley::add_convert_command(app);
+  parley::add_eval_command(app);
   parley::add_bench_command(app);
   parley::add_bench_serve_command(app);
   parley::add_serve_command(app);
+  parley::add_loadtest_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

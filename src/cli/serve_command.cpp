@@ -11,6 +11,9 @@
 #include "engine/llm_engine.h"
 #include "model/model.h"
 #include "serve/api_server.h"
+#include "serve/ops_setup.h"
+#include "serve/session_cache_backends.h"
+#include "serve/static_answers_signal.h"
 #include "util/error.h"
 
 namespace parley {
@@ -27,7 +30,22 @@ struct ServeArgs {
   EngineConfig engine;
   std::string kv_memory;  // empty: the engine's default
   std::string kv_type = "f16";
+  bool no_prefix_cache = false;
+  // Sessions, response cache, static answers (docs/api.md, "Sessions and caching").
+  serve::StateBackendOptions state;
+  std::string response_cache_bytes = "64M";
+  int32_t session_turns = 5;
+  int64_t session_ttl_s = 86400;
+  int64_t response_cache_ttl_s = 3600;
+  std::string static_answers_mode = "degraded";
+  serve::OpsOptions ops;  // keys, rate limits, validation, admission, degradation (docs/operations.md)
 };
+
+serve::StaticAnswersMode parse_static_mode(const std::string& s) {
+  return s == "always" ? serve::StaticAnswersMode::Always
+         : s == "off"  ? serve::StaticAnswersMode::Off
+                       : serve::StaticAnswersMode::Degraded;
+}
 
 DType parse_kv_type(const std::string& s) {
   const auto t = dtype_from_name(s);  // the engine refuses types other than f32, f16 and q8_0
@@ -67,6 +85,8 @@ void run_serve(ServeArgs& a) {
   a.engine.threads = a.model.resolved_threads();
   if (!a.kv_memory.empty()) a.engine.kv_memory_bytes = parse_memory_size(a.kv_memory);
   a.engine.kv_type = parse_kv_type(a.kv_type);
+  a.engine.prefix_cache = !a.no_prefix_cache;
+  a.state.response_cache_bytes = a.response_cache_bytes == "0" ? 0 : parse_memory_size(a.response_cache_bytes);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
   auto model = a.model.load();
@@ -76,12 +96,45 @@ void run_serve(ServeArgs& a) {
   const std::string id = a.model_id.empty() ? std::filesystem::path(model->path()).stem().string() : a.model_id;
   serve::ApiContext ctx(*model, *engine, id, fingerprint(*model),
                         serve::ParamLimits{a.max_n, model->config().vocab_size, context});
+  serve::StateBackends backends(a.state, ctx.services);
+  ctx.services.session_turns = a.session_turns;
+  ctx.services.session_ttl_s = a.session_ttl_s;
+  ctx.services.response_cache_ttl = std::chrono::seconds(a.response_cache_ttl_s);
+  ctx.services.static_mode = parse_static_mode(a.static_answers_mode);
+  serve::StaticAnswersSignal reload_on_sighup(ctx.services.static_answers);
+  a.ops.redis_url = a.state.redis_url;  // rate buckets shared with the other replicas
+  auto ops = std::make_unique<serve::OpsSetup>(a.ops, ctx, a.engine);
   serve::ApiServer server(ctx, a.serve);
   serve::serve_until_signal(server, a.serve, std::cout);
+  ops.reset();  // the fallback engine, like the main one, ends while ctx exists
   // The engine goes first: its destructor delivers the final events of what
   // is left, which post into the (stopped) I/O context and end generations
   // registered in ctx, so both must still exist.
   engine.reset();
+}
+
+// Protection and operations (docs/operations.md, docs/security.md).
+void add_ops_options(CLI::App& cmd, serve::OpsOptions& o) {
+  serve::OpsSettings& s = o.settings;
+  cmd.add_option("--api-key", o.api_keys, "API key clients must send as 'Authorization: Bearer KEY' (repeatable)");
+  cmd.add_option("--api-keys-file", o.api_keys_file, "JSON file of keys: [{\"name\", \"key\", \"rps\", \"tpm\"}]");
+  cmd.add_option("--rate-limit-rps", o.rate.rps, "requests per second per key (per client IP without keys); 0 = off")->capture_default_str();
+  cmd.add_option("--rate-limit-burst", o.rate.burst, "requests at once per key (0: the rps, at least 1)")->capture_default_str();
+  cmd.add_option("--rate-limit-tpm", o.rate.tpm, "tokens (prompt + max_tokens) per minute per key; 0 = off")->capture_default_str();
+  cmd.add_option("--max-messages", s.max_messages, "most messages per chat request (0 = any)")->capture_default_str();
+  cmd.add_option("--max-prompt-tokens", s.max_prompt_tokens, "most prompt tokens per request (0 = the context)")->capture_default_str();
+  cmd.add_option("--max-tokens-limit", s.max_tokens_limit, "cap on every request's max_tokens (0 = none)")->capture_default_str();
+  cmd.add_option("--blocklist", o.blocklist, "file of RE2 patterns (one a line); matching requests get 400");
+  cmd.add_option("--log-level", o.log_level, "JSON log lines on stderr from: debug, info, warn, error, off")->capture_default_str();
+  cmd.add_flag("--log-content", s.log_content, "include request bodies (prompts) in the access log");
+  cmd.add_option("--max-queue", s.max_queue, "most requests waiting for the engine (503 above; 0 = any)")->capture_default_str();
+  cmd.add_option("--max-queue-tokens", s.max_queue_tokens, "most prompt tokens waiting (503 above; 0 = any)")->capture_default_str();
+  cmd.add_option("--max-request-timeout", s.max_request_timeout_s, "seconds: cap and default of the 'timeout' parameter (0 = none)")->capture_default_str();
+  cmd.add_option("--max-rss", o.max_rss, "process memory limit (bytes, 512M, 2G, 50%): above 90% new requests get 503");
+  cmd.add_option("--fallback-model", o.fallback_model, "smaller model with the same vocabulary, used in degraded mode");
+  cmd.add_option("--degrade-queue-wait-ms", s.degrade_queue_wait_ms, "degraded mode when a request waits this long for its first token (0 = off)")->capture_default_str();
+  cmd.add_option("--degrade-p99-ms", s.degrade_p99_ms, "degraded mode when the P99 time to first token (last 10 s) passes this (0 = off)")->capture_default_str();
+  cmd.add_option("--degrade-hold", s.degrade_hold_s, "seconds below half of the thresholds before leaving degraded mode")->capture_default_str();
 }
 
 void add_options(CLI::App& cmd, ServeArgs& a) {
@@ -99,6 +152,16 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--max-batch-tokens", a.engine.max_batch_tokens, "tokens per engine step")->capture_default_str();
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
+  cmd.add_flag("--no-prefix-cache", a.no_prefix_cache, "turn automatic prefix caching off");
+  cmd.add_option("--state-db", a.state.state_db, "SQLite file that keeps sessions across restarts (default: memory only)");
+  cmd.add_option("--redis-url", a.state.redis_url, "redis://[:password@]host:port/db: sessions and response cache in Redis");
+  cmd.add_option("--session-turns", a.session_turns, "turns a new session keeps by default")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd.add_option("--session-ttl", a.session_ttl_s, "seconds an idle session lives by default")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
+  cmd.add_option("--response-cache-bytes", a.response_cache_bytes, "response cache budget (bytes, 64M, 1G; 0 = off)")->capture_default_str();
+  cmd.add_option("--response-cache-ttl", a.response_cache_ttl_s, "seconds a cached answer lives")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
+  cmd.add_option("--static-answers", a.state.static_answers, "JSON or YAML file of canonical questions and answers");
+  cmd.add_option("--static-answers-mode", a.static_answers_mode, "when static answers are served: always, degraded or off")->capture_default_str()->check(CLI::IsMember({"always", "degraded", "off"}));
+  add_ops_options(cmd, a.ops);
   for (CLI::Option* opt : cmd.get_options()) {
     std::string env = opt->get_single_name();
     if (opt->get_lnames().empty() || env == "help") continue;

@@ -6,6 +6,7 @@
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 #include "kernels/quant.h"
+#include "model/model_files.h"
 #include "util/error.h"
 
 namespace parley {
@@ -173,7 +174,7 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   const std::string a = arch + ".";
   w.set("general.architecture", gguf::Value::str(arch));
   w.set("general.name", gguf::Value::str(s.name.empty() ? "parley-mkmodel-" + s.arch : s.name));
-  w.set("general.file_type", gguf::Value::u32(uint32_t(s.type)));
+  w.set("general.file_type", gguf::Value::u32(file_type_of(QuantRecipe{"", s.type, false})));
   w.set(a + "context_length", gguf::Value::u32(uint32_t(s.context_length)));
   w.set(a + "embedding_length", gguf::Value::u32(uint32_t(s.dim)));
   w.set(a + "block_count", gguf::Value::u32(uint32_t(s.n_layers)));

@@ -2,6 +2,8 @@
 // What the API routes share: the served model and its engine, request
 // limits, live generations, and the server's state and counters.
 #include <cstdint>
+#include <iostream>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +14,14 @@
 #include "serve/generation.h"
 #include "serve/generation_params.h"
 #include "serve/server_state.h"
+#include "serve/session_cache_services.h"
+#include "obs/logger.h"
+#include "obs/periodic.h"
+#include "serve/auth.h"
+#include "serve/ops_settings.h"
+#include "serve/rate_limit.h"
+#include "serve/serve_metrics.h"
+#include "serve/validation.h"
 
 namespace parley::serve {
 
@@ -27,6 +37,17 @@ struct ApiContext {
   size_t max_pending_bytes = 4 << 20;  // a stream whose client reads slower is cancelled
   GenerationRegistry generations;
   ServerState state;
+  StateServices services;  // sessions, response cache, static answers (null: off)
+  // Protection and operations (docs/operations.md).
+  OpsSettings ops;
+  KeyStore keys;                              // none: no API keys needed
+  std::unique_ptr<RateLimiter> rate_limiter;  // null: no rate limits
+  std::optional<Blocklist> blocklist;
+  ServeMetrics metrics;
+  obs::Logger log{std::cerr};                 // JSON lines: access and engine events
+  LlmEngine* fallback_engine = nullptr;       // --fallback-model, used while degraded
+  std::atomic<bool> shedding{false};          // memory above the high watermark: new requests get 503
+  std::unique_ptr<obs::Periodic> watchdog;    // RSS, KV and degraded mode, every second (serve/watchdog.h)
 };
 
 // 503 while the server is not accepting work (loading or shutting down).
@@ -37,5 +58,9 @@ void check_model(const json& body, const ApiContext& ctx);
 // exchange's strand, and a client that goes away cancels them.
 std::shared_ptr<Generation> start_generation(const ExchangePtr& exchange, ApiContext& ctx,
                                              std::vector<Request> requests, Generation::OnEvent on_event);
+// The same for any connection: admission (limits, queue, token reservation:
+// throws ApiError when refused) against `admission`, events posted with `post`.
+std::shared_ptr<Generation> start_generation(Exchange& admission, ApiContext& ctx, std::vector<Request> requests,
+                                             Generation::Post post, Generation::OnEvent on_event);
 
 }  // namespace parley::serve

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "serve/api_error.h"
+#include "serve/middleware.h"
+#include "serve/watchdog.h"
 #include "serve/routes.h"
 #include "serve/ws_session.h"
 
@@ -16,9 +18,14 @@ ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
       http_(router_, ctx.state, options_.http, [this](boost::beast::tcp_stream stream, auto req) {
         start_ws_session(ctx_, options_.http, std::move(stream), std::move(req));
       }) {
+  add_protection(router_, ctx_);  // API keys, rate limits, validation: before every route
+  http_.set_observer(access_log(ctx_));
+  http_.set_upgrade_gate(websocket_gate(ctx_));
   add_openai_routes(router_, ctx_);
   add_batch_route(router_, ctx_);
   add_status_routes(router_, ctx_);
+  add_session_routes(router_, ctx_);
+  add_static_routes(router_);
   // Upgrades never reach the router; a plain GET is told what to do.
   router_.add("GET", "/v1/ws", [](const ExchangePtr&, const PathParams&) {
     throw ApiError(426, "/v1/ws takes WebSocket upgrade requests", "invalid_request_error", "", "upgrade_required");
@@ -27,6 +34,7 @@ ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
 
 uint16_t ApiServer::start() {
   const uint16_t port = http_.start();
+  start_watchdog(ctx_);
   ctx_.state.ready = true;
   return port;
 }
@@ -49,6 +57,7 @@ void ApiServer::shutdown() {
     wait_idle(std::chrono::seconds(5));
   }
   http_.stop();
+  ctx_.watchdog.reset();
 }
 
 void serve_until_signal(ApiServer& server, const ServeOptions& options, std::ostream& out) {

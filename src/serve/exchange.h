@@ -33,8 +33,33 @@ class Exchange {
   // Bytes queued for the client and not yet written (slow readers).
   virtual size_t pending_bytes() const = 0;
 
+  // Adds a header to whatever response is sent (rate-limit headers, request
+  // id, X-Parley-Degraded); call before respond() or begin_stream().
+  void set_header(std::string name, std::string value) {
+    for (auto& [k, v] : extra_headers_)
+      if (k == name) return void(v = std::move(value));
+    extra_headers_.emplace_back(std::move(name), std::move(value));
+  }
+  const Headers& extra_headers() const { return extra_headers_; }
+  // The name of the API key that authenticated the request ("" without keys).
+  const std::string& api_key_name() const { return api_key_name_; }
+  void set_api_key_name(std::string name) { api_key_name_ = std::move(name); }
+  // Who rate limits count against: the key's name, else the client's address.
+  std::string client_id() const {
+    return api_key_name_.empty() ? "ip:" + request().remote_address : "key:" + api_key_name_;
+  }
+  // The matched route's pattern ("/v1/models/{id}"; "" when none matched): a metrics label.
+  const std::string& route() const { return route_; }
+  void set_route(std::string pattern) { route_ = std::move(pattern); }
+  const std::string& request_id() const { return request_id_; }
+  void set_request_id(std::string id) { request_id_ = std::move(id); }
+
  protected:
   bool answered_ = false;
+
+ private:
+  Headers extra_headers_;
+  std::string api_key_name_, request_id_, route_;
 };
 
 using ExchangePtr = std::shared_ptr<Exchange>;

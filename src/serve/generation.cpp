@@ -1,6 +1,13 @@
 #include "serve/generation.h"
 
+#include <algorithm>
+
 namespace parley::serve {
+namespace {
+
+double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
 
 void GenerationRegistry::cancel_all() {
   // The ids are copied under the lock (a generation being destroyed blocks in
@@ -21,8 +28,20 @@ size_t GenerationRegistry::size() const {
   return live_.size();
 }
 
-Generation::Generation(LlmEngine& engine, GenerationRegistry& registry, Post post, OnEvent on_event)
-    : engine_(engine), registry_(registry), post_(std::move(post)), on_event_(std::move(on_event)) {}
+double GenerationRegistry::oldest_wait_s() const {
+  const auto now = Generation::Clock::now();
+  double oldest = 0;
+  std::lock_guard lock(mu_);
+  for (const Generation* g : live_)
+    for (size_t i = 0; i < g->n_; ++i)
+      if (!g->timing_[i].started) oldest = std::max(oldest, seconds(now - g->timing_[i].submitted));
+  return oldest;
+}
+
+Generation::Generation(LlmEngine& engine, GenerationRegistry& registry, Post post, OnEvent on_event,
+                       OnFinal on_final, size_t n)
+    : engine_(engine), registry_(registry), post_(std::move(post)), on_event_(std::move(on_event)),
+      on_final_(std::move(on_final)), timing_(new Timing[n]), n_(n) {}
 
 Generation::~Generation() {
   std::lock_guard lock(registry_.mu_);
@@ -30,12 +49,19 @@ Generation::~Generation() {
 }
 
 std::shared_ptr<Generation> Generation::start(LlmEngine& engine, GenerationRegistry& registry,
-                                              std::vector<Request> requests, Post post, OnEvent on_event) {
-  std::shared_ptr<Generation> g(new Generation(engine, registry, std::move(post), std::move(on_event)));
+                                              std::vector<Request> requests, Post post, OnEvent on_event,
+                                              OnFinal on_final) {
+  std::shared_ptr<Generation> g(
+      new Generation(engine, registry, std::move(post), std::move(on_event), std::move(on_final), requests.size()));
   std::vector<RequestId> ids;
   for (size_t i = 0; i < requests.size(); ++i) {
+    g->timing_[i].submitted = Clock::now();
+    g->timing_[i].prompt_tokens = requests[i].prompt.size();
+    registry.queued_tokens_ += requests[i].prompt.size();
+    ++registry.queued_requests_;
     // The sink holds the generation until the engine drops it after the final event.
     ids.push_back(engine.submit(std::move(requests[i]), [g, i](const Event& e) {
+      g->observe(i, e);
       g->post_([g, i, e] { g->on_event_(i, e); });
     }));
   }
@@ -43,6 +69,28 @@ std::shared_ptr<Generation> Generation::start(LlmEngine& engine, GenerationRegis
   g->ids_ = std::move(ids);
   registry.live_.insert(g.get());
   return g;
+}
+
+void Generation::observe(size_t index, const Event& e) {
+  Timing& t = timing_[index];
+  const auto now = Clock::now();
+  ServeMetrics* m = registry_.metrics_;
+  const bool first = !t.started.exchange(true);
+  if (first) {
+    registry_.queued_tokens_ -= t.prompt_tokens;
+    --registry_.queued_requests_;
+  }
+  if (m && e.token >= 0) {
+    (first ? m->ttft : m->inter_token).observe(seconds(now - (first ? t.submitted : t.last_token)));
+    m->output_tokens.add(1);
+  }
+  if (e.token >= 0) t.last_token = now;
+  if (!e.final) return;
+  if (m) {
+    m->e2e.observe(seconds(now - t.submitted));
+    if (e.finish == FinishReason::Deadline) ++m->deadline_exceeded;
+  }
+  if (on_final_) on_final_(e);
 }
 
 void Generation::cancel() {

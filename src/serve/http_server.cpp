@@ -44,7 +44,7 @@ void HttpServer::accept() {
       return;
     }
     socket.set_option(tcp::no_delay(true), ec);  // tokens are small writes: send them at once
-    start_http_session(std::move(socket), SessionEnv{router_, state_, options_, upgrade_});
+    start_http_session(std::move(socket), SessionEnv{router_, state_, options_, upgrade_, observer_, gate_});
     accept();
   });
 }

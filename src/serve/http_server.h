@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +31,18 @@ struct HttpOptions {
   std::chrono::seconds idle_timeout{60};  // keep-alive connections, stalled reads and writes
 };
 
+// What the server reports about each answered HTTP request (access log, metrics).
+struct ResponseRecord {
+  int status = 0;
+  uint64_t bytes = 0;         // body bytes queued (streams: every chunk)
+  double duration_ms = 0;     // from the complete request to the last byte queued
+  double first_byte_ms = -1;  // streams: until the first chunk; -1 otherwise
+  bool client_gone = false;   // the client left before the response was complete
+};
+using ResponseObserver = std::function<void(const Exchange&, const ResponseRecord&)>;
+// Runs before a WebSocket upgrade is accepted: a response refuses it (401, 429).
+using UpgradeGate = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
+
 using WebSocketUpgrade =
     std::function<void(boost::beast::tcp_stream stream, boost::beast::http::request<boost::beast::http::string_body> req)>;
 
@@ -46,6 +59,9 @@ class HttpServer {
   uint16_t start();
   void stop_accepting();  // from any thread
   void stop();            // stops the I/O threads (open connections are dropped)
+  // Before start(): called once per answered request, on its strand.
+  void set_observer(ResponseObserver observer) { observer_ = std::move(observer); }
+  void set_upgrade_gate(UpgradeGate gate) { gate_ = std::move(gate); }
   boost::asio::io_context& io() { return io_; }
 
  private:
@@ -55,6 +71,8 @@ class HttpServer {
   ServerState& state_;
   HttpOptions options_;
   WebSocketUpgrade upgrade_;
+  ResponseObserver observer_;
+  UpgradeGate gate_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_retry_;  // after an accept error (e.g. out of file descriptors)

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "serve/api_error.h"
+#include "serve/request_id.h"
 
 namespace parley::serve {
 namespace {
@@ -81,7 +82,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 class HttpExchange : public Exchange {
  public:
   HttpExchange(std::shared_ptr<HttpSession> session, HttpRequest request, unsigned version, bool keep_alive)
-      : session_(std::move(session)), request_(std::move(request)), version_(version), keep_alive_(keep_alive) {}
+      : session_(std::move(session)), request_(std::move(request)), version_(version), keep_alive_(keep_alive) {
+    set_request_id(request_id_for(request_.header("x-request-id")));
+  }
 
   const HttpRequest& request() const override { return request_; }
   void respond(HttpResponse r) override;
@@ -96,19 +99,27 @@ class HttpExchange : public Exchange {
     gone_ = true;
     if (!done_ && on_disconnect_) on_disconnect_();
     on_disconnect_ = nullptr;
+    finish();
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
   std::string head(const HttpResponse& r, bool streaming);
   bool chunked() const { return version_ >= 11; }
   void count(int status);
+  double ms_since_start() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+  }
+  void finish();  // reports the response once (access log, metrics)
 
   std::shared_ptr<HttpSession> session_;
   HttpRequest request_;
   unsigned version_;
   bool keep_alive_;
-  bool streaming_ = false, done_ = false, gone_ = false;
+  bool streaming_ = false, done_ = false, gone_ = false, reported_ = false;
   std::function<void()> on_disconnect_;
+  Clock::time_point started_ = Clock::now();
+  ResponseRecord record_;
 };
 
 // --- HttpExchange ---
@@ -123,24 +134,38 @@ std::string HttpExchange::head(const HttpResponse& r, bool streaming) {
   if (!streaming) h += "Content-Length: " + std::to_string(r.body.size()) + "\r\n";
   else if (chunked()) h += "Transfer-Encoding: chunked\r\n";
   h += keep_alive_ ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+  h += "X-Request-Id: " + request_id() + "\r\n";
   for (const auto& [k, v] : r.headers) h += k + ": " + v + "\r\n";
+  for (const auto& [k, v] : extra_headers()) h += k + ": " + v + "\r\n";
   return h + "\r\n";
 }
 
 void HttpExchange::count(int status) {
+  record_.status = status;
   ++session_->env_.state.http_requests;
   if (status >= 400) ++session_->env_.state.http_errors;
+}
+
+void HttpExchange::finish() {
+  if (reported_ || !answered_) return;
+  reported_ = true;
+  record_.duration_ms = ms_since_start();
+  record_.client_gone = gone_ && !done_;
+  if (session_->env_.observer) session_->env_.observer(*this, record_);
 }
 
 void HttpExchange::respond(HttpResponse r) {
   if (answered_) return;
   answered_ = done_ = true;
   count(r.status);
-  if (gone_) return;
-  std::string out = head(r, false);
-  if (request_.method != "HEAD") out += r.body;
-  session_->write(std::move(out));
-  session_->exchange_done(keep_alive_);
+  if (!gone_) {
+    std::string out = head(r, false);
+    if (request_.method != "HEAD") out += r.body;
+    record_.bytes = request_.method != "HEAD" ? r.body.size() : 0;
+    session_->write(std::move(out));
+    session_->exchange_done(keep_alive_);
+  }
+  finish();
 }
 
 void HttpExchange::begin_stream(HttpResponse head_only) {
@@ -152,6 +177,8 @@ void HttpExchange::begin_stream(HttpResponse head_only) {
 
 void HttpExchange::send_chunk(std::string data) {
   if (!streaming_ || done_ || gone_ || data.empty()) return;
+  if (record_.first_byte_ms < 0) record_.first_byte_ms = ms_since_start();
+  record_.bytes += data.size();
   if (!chunked()) return session_->write(std::move(data));
   char size[20];
   std::snprintf(size, sizeof size, "%zx\r\n", data.size());
@@ -161,9 +188,11 @@ void HttpExchange::send_chunk(std::string data) {
 void HttpExchange::end_stream() {
   if (!streaming_ || done_) return;
   done_ = true;
-  if (gone_) return;
-  if (chunked()) session_->write("0\r\n\r\n");
-  session_->exchange_done(keep_alive_);
+  if (!gone_) {
+    if (chunked()) session_->write("0\r\n\r\n");
+    session_->exchange_done(keep_alive_);
+  }
+  finish();
 }
 
 // --- HttpSession: reading ---
@@ -206,25 +235,18 @@ void HttpSession::on_body(beast::error_code ec) {
   handle(parser_->release());
 }
 
-HttpRequest to_request(const http::request<http::string_body>& req, const tcp::socket& socket) {
-  HttpRequest r;
-  r.method = std::string(req.method_string());
-  r.target = std::string(req.target());
-  for (const auto& f : req) {
-    std::string name(f.name_string());
-    for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
-    r.headers.emplace_back(std::move(name), std::string(f.value()));
-  }
-  r.body = req.body();
-  beast::error_code ec;
-  const auto ep = socket.remote_endpoint(ec);
-  if (!ec) r.remote_address = ep.address().to_string();
-  return r;
-}
 
 void HttpSession::handle(http::request<http::string_body> req) {
   if (env_.upgrade && beast::websocket::is_upgrade(req) && req.target().starts_with("/v1/ws") &&
       (req.target().size() == 6 || req.target()[6] == '?')) {
+    if (env_.gate) {
+      HttpRequest request = to_request(req, stream_.socket());
+      if (auto refused = env_.gate(request)) {
+        auto exchange = std::make_shared<HttpExchange>(shared_from_this(), std::move(request), req.version(), false);
+        begin_exchange(exchange);
+        return exchange->respond(std::move(*refused));
+      }
+    }
     // The WebSocket session takes the connection over; this one ends here.
     return env_.upgrade(std::move(stream_), std::move(req));
   }
@@ -343,6 +365,22 @@ void HttpSession::on_linger_read(beast::error_code ec) {
 }
 
 }  // namespace
+
+HttpRequest to_request(const http::request<http::string_body>& req, const tcp::socket& socket) {
+  HttpRequest r;
+  r.method = std::string(req.method_string());
+  r.target = std::string(req.target());
+  for (const auto& f : req) {
+    std::string name(f.name_string());
+    for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+    r.headers.emplace_back(std::move(name), std::string(f.value()));
+  }
+  r.body = req.body();
+  beast::error_code ec;
+  const auto ep = socket.remote_endpoint(ec);
+  if (!ec) r.remote_address = ep.address().to_string();
+  return r;
+}
 
 void start_http_session(tcp::socket socket, const SessionEnv& env) {
   std::make_shared<HttpSession>(std::move(socket), env)->run();

@@ -15,6 +15,9 @@ struct Metric {
 std::vector<Metric> collect(const ApiContext& ctx) {
   const EngineStats s = ctx.engine.stats();
   const ServerState& st = ctx.state;
+  const ServeMetrics& m = ctx.metrics;
+  const state::CacheStats* cache = ctx.services.response_cache ? &ctx.services.response_cache->stats() : nullptr;
+  const state::FailoverStats* fallback = ctx.services.failover.get();
   return {
       {"waiting", "gauge", "Requests waiting for the engine", int64_t(s.waiting)},
       {"running", "gauge", "Sequences being decoded", int64_t(s.running)},
@@ -37,7 +40,45 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"http_errors", "counter", "HTTP requests answered with status >= 400", int64_t(st.http_errors.load())},
       {"ws_requests", "counter", "WebSocket generation requests", int64_t(st.ws_requests.load())},
       {"ready", "gauge", "1 when accepting requests", int64_t(st.ready && !st.draining)},
+      // Sessions and caching (docs/api.md); the cache counters are 0 without a cache.
+      {"response_cache_hits", "counter", "Response cache hits", int64_t(cache ? cache->hits.load() : 0)},
+      {"response_cache_misses", "counter", "Response cache misses", int64_t(cache ? cache->misses.load() : 0)},
+      {"response_cache_bytes", "gauge", "Bytes held by the local response cache", int64_t(cache ? cache->bytes.load() : 0)},
+      {"response_cache_entries", "gauge", "Answers in the local response cache", int64_t(cache ? cache->entries.load() : 0)},
+      {"response_cache_evictions", "counter", "Answers evicted from the local response cache", int64_t(cache ? cache->evictions.load() : 0)},
+      {"static_answers_served", "counter", "Requests answered from the static answers", int64_t(ctx.services.static_answers_served.load())},
+      {"session_turns_stored", "counter", "Session turns appended", int64_t(ctx.services.session_turns_stored.load())},
+      {"state_fallbacks", "counter", "Session and cache operations served locally because Redis failed", int64_t(fallback ? fallback->fallbacks.load() : 0)},
+      // Protection and operations (docs/operations.md).
+      {"rate_limited", "counter", "Requests refused with 429", int64_t(m.rate_limited.load())},
+      {"unauthorized", "counter", "Requests refused with 401", int64_t(m.unauthorized.load())},
+      {"shed", "counter", "Requests refused with 503 by admission control or the memory watchdog", int64_t(m.shed.load())},
+      {"rejected_input", "counter", "Requests refused by input validation or the blocklist", int64_t(m.rejected_input.load())},
+      {"degraded_requests", "counter", "Requests served by the fallback model", int64_t(m.degraded_requests.load())},
+      {"deadline_exceeded", "counter", "Engine requests ended by their timeout", int64_t(m.deadline_exceeded.load())},
+      {"watchdog_evictions", "counter", "Cache evictions by the memory watchdog", int64_t(m.watchdog_evictions.load())},
+      {"degraded", "gauge", "1 in degraded mode", int64_t(st.degraded.load())},
+      {"shedding", "gauge", "1 while memory is above the high watermark", int64_t(ctx.shedding.load())},
+      {"queued_requests", "gauge", "Requests waiting for a first token", int64_t(ctx.generations.queued_requests())},
+      {"queued_tokens", "gauge", "Prompt tokens waiting for a first token", int64_t(ctx.generations.queued_tokens())},
+      {"oldest_wait_ms", "gauge", "Milliseconds the longest-waiting request has waited for its first token", int64_t(ctx.generations.oldest_wait_s() * 1000)},
+      {"rss_bytes", "gauge", "Process resident memory (bytes)", int64_t(m.rss_bytes.load())},
+      {"max_rss_bytes", "gauge", "--max-rss (0: none)", int64_t(ctx.ops.max_rss)},
+      {"model_bytes", "gauge", "Model weight bytes", int64_t(ctx.model.weight_bytes())},
   };
+}
+
+struct Latency {
+  const char* name;
+  const char* help;
+  const obs::Histogram& all;
+  const obs::LatencyWindow& recent;
+};
+
+std::vector<Latency> latencies(const ServeMetrics& m) {
+  return {{"ttft", "Time to first token (seconds)", m.ttft, m.ttft_recent},
+          {"inter_token", "Time between tokens of one request (seconds)", m.inter_token, m.inter_token_recent},
+          {"e2e", "Request latency, submit to final event (seconds)", m.e2e, m.e2e_recent}};
 }
 
 }  // namespace
@@ -45,6 +86,16 @@ std::vector<Metric> collect(const ApiContext& ctx) {
 json stats_json(const ApiContext& ctx) {
   json out = {{"model", ctx.model_id}};
   for (const Metric& m : collect(ctx)) out[m.name] = m.value;
+  // Over the last 10 seconds (the dashboard polls every second).
+  for (const Latency& l : latencies(ctx.metrics)) {
+    out[std::string(l.name) + "_p50_s"] = l.recent.quantile(0.5);
+    out[std::string(l.name) + "_p99_s"] = l.recent.quantile(0.99);
+  }
+  out["output_tokens_per_s"] = ctx.metrics.output_tokens.rate();
+  const EngineStats s = ctx.engine.stats();
+  out["prefix_cache_hit_rate"] =
+      s.prefix_cache_query_tokens ? double(s.prefix_cache_hit_tokens) / double(s.prefix_cache_query_tokens) : 0.0;
+  out["kv_usage"] = s.kv_blocks_total ? double(s.kv_blocks_used) / double(s.kv_blocks_total) : 0.0;
   return out;
 }
 
@@ -55,6 +106,12 @@ std::string prometheus_text(const ApiContext& ctx) {
     out << "# HELP " << name << ' ' << m.help << "\n# TYPE " << name << ' ' << m.type << '\n'
         << name << ' ' << m.value << '\n';
   }
+  for (const Latency& l : latencies(ctx.metrics))
+    out << l.all.prometheus(std::string("parley_") + l.name + "_seconds", l.help);
+  out << ctx.metrics.batch_size.prometheus("parley_batch_size", "Sequences decoded together, sampled every second");
+  out << "# HELP parley_responses_total HTTP responses by route and status\n# TYPE parley_responses_total counter\n";
+  for (const auto& [key, count] : ctx.metrics.responses())
+    out << "parley_responses_total{route=\"" << key.first << "\",status=\"" << key.second << "\"} " << count << '\n';
   return out.str();
 }
 

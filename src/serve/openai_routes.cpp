@@ -3,6 +3,7 @@
 #include "serve/openai_responder.h"
 #include "serve/prompt_input.h"
 #include "serve/routes.h"
+#include "serve/session_chat.h"
 
 namespace parley::serve {
 namespace {
@@ -11,11 +12,13 @@ void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
   check_model(body, ctx);
   const GenerationParams params = parse_generation_params(body, ctx.limits, LogprobsStyle::Chat);
-  const auto tokens = chat_tokens(ctx.model.tokenizer(), parse_messages(body));
-  EngineRequests requests = build_requests(params, {tokens}, ctx.limits.context_length);
   require_ready(ctx);
+  AnswerPlan plan;
+  const auto tokens = chat_prompt(ctx, body, params, request_api_key(*ex), plan);
+  EngineRequests requests = build_requests(params, {tokens}, ctx.limits.context_length);
+  plan_answer(ctx, body, params, requests, true, plan);
   OpenAiResponder::start(ex, ctx, make_meta(Api::Chat, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0),
-                         params, std::move(requests), {});
+                         params, std::move(requests), {}, std::move(plan));
 }
 
 void completions(const ExchangePtr& ex, ApiContext& ctx) {
@@ -36,9 +39,11 @@ void completions(const ExchangePtr& ex, ApiContext& ctx) {
   }
   EngineRequests requests = build_requests(params, prompts, ctx.limits.context_length);
   require_ready(ctx);
+  AnswerPlan plan;
+  plan_answer(ctx, body, params, requests, false, plan);
   OpenAiResponder::start(ex, ctx,
                          make_meta(Api::Completions, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0),
-                         params, std::move(requests), std::move(echoes));
+                         params, std::move(requests), std::move(echoes), std::move(plan));
 }
 
 json model_json(const ApiContext& ctx) {

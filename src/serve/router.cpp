@@ -28,7 +28,7 @@ bool is_param(std::string_view segment) {
 }  // namespace
 
 void Router::add(std::string method, std::string pattern, Handler handler) {
-  Route r{std::move(method), {}, std::move(handler)};
+  Route r{std::move(method), pattern, {}, std::move(handler)};
   for (std::string_view s : split_path(pattern)) r.segments.emplace_back(s);
   routes_.push_back(std::move(r));
 }
@@ -66,6 +66,7 @@ void Router::dispatch(const ExchangePtr& exchange) const {
 }
 
 void Router::run(const ExchangePtr& exchange, const Route& route, const PathParams& params) const {
+  exchange->set_route(route.pattern);
   try {
     for (const Middleware& m : middleware_)
       if (!m(exchange)) return;

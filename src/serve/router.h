@@ -1,6 +1,6 @@
 #pragma once
 // Routes requests by method and path ("/v1/models/{id}" patterns) through a
-// chain of middleware (later: API keys, rate limits) to handlers. Unknown
+// chain of middleware (API keys, rate limits, validation: middleware.h) to handlers. Unknown
 // paths are 404, known paths with another method 405; an ApiError thrown by a
 // handler becomes its JSON error response and anything else a 500.
 #include <functional>
@@ -27,6 +27,7 @@ class Router {
  private:
   struct Route {
     std::string method;
+    std::string pattern;
     std::vector<std::string> segments;  // "{name}" matches any one segment
     Handler handler;
   };

@@ -14,6 +14,7 @@ struct ServerState {
   std::atomic<uint64_t> http_requests{0};  // answered, any status
   std::atomic<uint64_t> http_errors{0};    // answered with status >= 400
   std::atomic<uint64_t> ws_requests{0};
+  std::atomic<bool> degraded{false};  // degraded mode (docs/operations.md): fallback model / static answers
 };
 
 }  // namespace parley::serve

@@ -1,9 +1,12 @@
 #include "serve/ws_conversation.h"
 
 #include "serve/api_error.h"
+#include "serve/detached_exchange.h"
+#include "serve/middleware.h"
 #include "serve/openai_format.h"
 #include "serve/prompt_input.h"
 #include "serve/request_builder.h"
+#include "serve/session_chat.h"
 
 namespace parley::serve {
 namespace {
@@ -16,14 +19,18 @@ json parse_message(std::string_view text, bool binary) {
   return message;
 }
 
-std::vector<int32_t> message_prompt(const json& message, const ApiContext& ctx) {
-  const Tokenizer& tok = ctx.model.tokenizer();
-  if (get_field(message, "messages")) return chat_tokens(tok, parse_messages(message));
+bool is_chat(const json& message) {
+  return get_field(message, "messages") || get_field(message, "session_id");
+}
+
+std::vector<int32_t> message_prompt(const json& message, ApiContext& ctx, const GenerationParams& params,
+                                    const std::string& api_key, AnswerPlan& plan) {
+  if (is_chat(message)) return chat_prompt(ctx, message, params, api_key, plan);
   if (!get_field(message, "prompt"))
     throw invalid_request("A request needs 'prompt' or 'messages'", "prompt", "missing_required_parameter");
   const auto prompts = parse_prompts(message, ctx.limits.vocab_size);
   if (prompts.size() != 1) throw invalid_request("'prompt' must be one prompt", "prompt", "invalid_type");
-  return prompt_tokens(tok, prompts[0]);
+  return prompt_tokens(ctx.model.tokenizer(), prompts[0]);
 }
 
 }  // namespace
@@ -40,7 +47,13 @@ void WsConversation::on_message(std::string_view text, bool binary) {
     if (busy_)
       throw ApiError(409, "A request is already running on this socket; wait for it or send {\"cancel\": true}",
                      "invalid_request_error", "", "busy");
-    start(message);
+    // Each message passes the checks an HTTP request passes (key, rate, validation).
+    HttpRequest request = upgrade_;
+    request.method = "POST";
+    request.body = std::string(text);
+    DetachedExchange admission(std::move(request));
+    check_ws_message(admission, ctx_);
+    start(message, admission);
   } catch (const ApiError& e) {
     send(e.to_json(), id);
   } catch (const std::exception& e) {
@@ -48,38 +61,62 @@ void WsConversation::on_message(std::string_view text, bool binary) {
   }
 }
 
-void WsConversation::start(const json& message) {
+void WsConversation::start(const json& message, Exchange& admission) {
   check_model(message, ctx_);
-  get_string(message, "session_id");  // accepted for forward compatibility: sessions come later
   ParamLimits limits = ctx_.limits;
   limits.max_n = 1;
   const GenerationParams params = parse_generation_params(message, limits, LogprobsStyle::Chat);
-  EngineRequests requests = build_requests(params, {message_prompt(message, ctx_)}, ctx_.limits.context_length);
   require_ready(ctx_);
+  AnswerPlan plan;
+  EngineRequests requests = build_requests(
+      params, {message_prompt(message, ctx_, params, request_api_key(admission), plan)}, ctx_.limits.context_length);
+  plan_answer(ctx_, message, params, requests, is_chat(message), plan);
+  auto channel = channel_.lock();
+  if (!channel) return;
+  // Admission may refuse (the plan then releases a session's turn lock); the
+  // generation's events run on the strand, so after this function.
+  std::shared_ptr<Generation> generation;
+  if (!plan.replay)
+    generation = start_generation(
+        admission, ctx_, std::move(requests.requests), [channel](std::function<void()> f) { channel->post(std::move(f)); },
+        [self = shared_from_this()](size_t, const Event& e) { self->on_event(e); });
   id_ = message.contains("id") ? message["id"] : json(nullptr);
   choice_ = Choice{};
+  plan_ = std::move(plan);
+  recorded_ = RecordedAnswer{};
+  if (plan_.recording()) recorded_.choices.resize(1);
   busy_ = true;
   ++ctx_.state.busy;
   ++ctx_.state.ws_requests;
-  auto channel = channel_.lock();
-  if (!channel) return;
-  running_ = Generation::start(
-      ctx_.engine, ctx_.generations, std::move(requests.requests),
-      [channel](std::function<void()> f) { channel->post(std::move(f)); },
-      [self = shared_from_this()](size_t, const Event& e) { self->on_event(e); });
+  running_ = generation;
+  if (plan_.replay) {
+    const RecordedAnswer answer = std::move(*plan_.replay);
+    for (const Event& e : answer.choices.at(0)) on_event(e);
+  }
 }
 
 void WsConversation::on_event(const Event& e) {
   choice_.add(e, false);
+  if (plan_.recording()) recorded_.choices[0].push_back(e);
   if (!e.text.empty()) send({{"text", e.text}, {"finished", false}}, id_);
   if (auto channel = channel_.lock(); channel && channel->pending_bytes() > ctx_.max_pending_bytes)
     if (auto g = running_.lock()) g->cancel();  // the client does not keep up
-  if (!e.final) return;
+  if (e.final) finish(e);
+}
+
+// The session's turn is stored before the end message, so that the client
+// may send the next turn as soon as it sees it.
+void WsConversation::finish(const Event& e) {
+  finish_answer(ctx_, plan_, {choice_}, recorded_);
   busy_ = false;
   --ctx_.state.busy;
   if (e.finish == FinishReason::Error && e.completion_tokens == 0) return send(invalid_request(e.error).to_json(), id_);
   json end = {{"finished", true}, {"finish_reason", finish_reason_name(e.finish)}, {"usage", usage_json(total_usage({choice_}))}};
   if (e.finish == FinishReason::Error) end["error"] = server_error(e.error).to_json()["error"];
+  if (!plan_.cache_status.empty()) end["cache"] = plan_.cache_status;
+  if (plan_.static_answer) end["static"] = true;
+  plan_.decorate(end);
+  plan_ = AnswerPlan{};
   send(std::move(end), id_);
 }
 

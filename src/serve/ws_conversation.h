@@ -4,12 +4,15 @@
 // optional "id" echoed back), one at a time; the server streams
 // {"text", "finished": false} and ends each answer with {"finished": true,
 // "finish_reason", "usage"}. {"cancel": true} stops the current answer.
+// "session_id" continues a session; cache hits and static answers replay
+// through the same messages (the final one says "cache": "hit"/"miss").
 // Mistakes are answered with {"error": {...}} and the socket stays open.
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "serve/answer_cache.h"
 #include "serve/api_context.h"
 #include "serve/choice.h"
 
@@ -26,25 +29,31 @@ class WsChannel {
 
 class WsConversation : public std::enable_shared_from_this<WsConversation> {
  public:
-  WsConversation(ApiContext& ctx, std::weak_ptr<WsChannel> channel) : ctx_(ctx), channel_(std::move(channel)) {}
+  // `upgrade`: the upgrade request, whose API key and address every message is checked with.
+  WsConversation(ApiContext& ctx, std::weak_ptr<WsChannel> channel, HttpRequest upgrade)
+      : ctx_(ctx), channel_(std::move(channel)), upgrade_(std::move(upgrade)) {}
   // On the strand: one message from the client.
   void on_message(std::string_view text, bool binary);
   // On the strand: the socket closed; cancels the running answer.
   void on_close();
 
  private:
-  void start(const json& message);
+  void start(const json& message, Exchange& admission);
   void on_event(const Event& e);
+  void finish(const Event& e);
   void send(json message, const json& id);
 
   ApiContext& ctx_;
   // Weak: the session owns this object. A running generation holds the
   // session through its post function.
   std::weak_ptr<WsChannel> channel_;
+  HttpRequest upgrade_;
   std::weak_ptr<Generation> running_;
   bool busy_ = false;
   json id_;  // the running request's "id", echoed in its messages
   Choice choice_;
+  AnswerPlan plan_;          // the running request's cache and session handling
+  RecordedAnswer recorded_;  // its events, when the plan stores them in the cache
 };
 
 }  // namespace parley::serve

@@ -6,6 +6,7 @@
 #include <boost/beast/websocket.hpp>
 #include <deque>
 
+#include "serve/http_session.h"
 #include "serve/ws_conversation.h"
 
 namespace parley::serve {
@@ -32,9 +33,10 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
     ws_.read_message_max(options_.max_body_bytes);
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "parley"); }));
+    upgrade_ = to_request(req, ws_.next_layer().socket());
     ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return;
-      self->conversation_ = std::make_shared<WsConversation>(self->ctx_, self);
+      self->conversation_ = std::make_shared<WsConversation>(self->ctx_, self, std::move(self->upgrade_));
       self->read();
     });
   }
@@ -85,6 +87,7 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
   websocket::stream<beast::tcp_stream> ws_;
   beast::flat_buffer buffer_;
   std::shared_ptr<WsConversation> conversation_;
+  HttpRequest upgrade_;  // until the conversation takes it
   std::deque<std::string> outbox_;
   size_t pending_ = 0;
   bool closed_ = false;

@@ -1,9 +1,10 @@
 // The parley binary end to end, run as a subprocess.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
+#include "cli_run.h"
+
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,33 +12,9 @@
 
 namespace {
 
-const std::string kBin = PARLEY_BINARY;
-const std::string kShared = PARLEY_SHARED_DIR;
-
-struct Run {
-  int status;
-  std::string out;  // stdout only; stderr goes to err
-  std::string err;
-};
-
-Run run(const std::string& args, const std::string& stdin_text = "") {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string in = (dir / ("parley-cli-in-" + std::to_string(::getpid()))).string();
-  const std::string err = (dir / ("parley-cli-err-" + std::to_string(::getpid()))).string();
-  std::ofstream(in) << stdin_text;
-  const std::string cmd = kBin + " " + args + " <" + in + " 2>" + err;
-  Run r{};
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream e(err);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  std::filesystem::remove(in);
-  std::filesystem::remove(err);
-  return r;
-}
+using parley::test::kBin;
+using parley::test::kShared;
+using parley::test::run;
 
 std::string join(const std::vector<int>& ids, size_t n) {
   std::string s;

@@ -2,6 +2,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, makeSlowModel } from './server.mjs';
 
 let server;
@@ -19,8 +22,8 @@ after(async () => {
 });
 
 // A socket whose incoming JSON messages can be awaited one by one.
-async function connect(url) {
-  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
+async function connect(url, query = '') {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws${query}`);
   const queue = [];
   const waiters = [];
   ws.on('message', (data, binary) => {
@@ -58,9 +61,13 @@ test('streams an answer and ends it with usage; several requests on one socket',
     assert.equal(end.finish_reason, httpAnswer.choices[0].finish_reason);
     assert.equal(end.usage.completion_tokens, httpAnswer.usage.completion_tokens);
   }
-  c.send({ messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, temperature: 0, session_id: 'later' });
+  c.send({ messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, temperature: 0 });
   const chat = await c.answer();
   assert.ok(chat.end.finished && chat.text.length > 0);
+  // A session id names a stored conversation (docs/api.md): an unknown one is an error, the socket stays open.
+  c.send({ messages: [{ role: 'user', content: 'Hello' }], max_tokens: 10, session_id: 'no-such-session' });
+  const missing = await c.next();
+  assert.equal(missing.error.code, 'session_not_found');
   c.ws.close();
 });
 
@@ -98,4 +105,36 @@ test('ping is answered with pong', async () => {
   c.ws.ping('hello');
   assert.equal(await pong, 'hello');
   c.ws.close();
+});
+
+test('messages pass the checks HTTP requests pass: key-bound sessions, validation, blocklist', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-ws-'));
+  const blocklist = join(dir, 'blocklist.txt');
+  writeFileSync(blocklist, 'forbidden\\s+words\n');
+  const keyed = await startServer(['--api-key', 'ka', '--api-key', 'kb', '--blocklist', blocklist,
+    '--max-messages', '2', '--rate-limit-tpm', '100000']);
+  try {
+    const create = (key) => fetch(`${keyed.url}/v1/sessions`, { method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: '{}' }).then((r) => r.json());
+    const alphaSession = await create('ka');
+    const a = await connect(keyed.url, '?api_key=ka');
+    a.send({ session_id: alphaSession.id, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, temperature: 0 });
+    const turn = await a.answer();
+    assert.equal(turn.end.finished, true, JSON.stringify(turn.end));
+    // The key's own session continues; another key cannot see it, over the socket either.
+    const b = await connect(keyed.url, '?api_key=kb');
+    b.send({ session_id: alphaSession.id, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 8 });
+    assert.equal((await b.next()).error.code, 'session_not_found');
+    a.send({ messages: [{ role: 'user', content: 'say forbidden   words' }], max_tokens: 8 });
+    assert.equal((await a.next()).error.code, 'content_policy_violation');
+    a.send({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }] });
+    assert.equal((await a.next()).error.code, 'too_many_messages');
+    a.send({ prompt: 'Once', max_tokens: 8, temperature: 0 });
+    assert.equal((await a.answer()).end.finished, true);  // the socket is still usable
+    a.ws.close();
+    b.ws.close();
+  } finally {
+    assert.equal((await keyed.stop()).code, 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,0 +1,35 @@
+#pragma once
+// Which type each tensor gets when a model is quantized (`parley quantize`,
+// `parley convert --type`): one type for every matrix, or a mixed recipe
+// that keeps the most sensitive matrices at higher precision
+// (docs/quantization.md). Vectors (norms, biases) always stay F32.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dtype.h"
+
+namespace parley {
+
+struct QuantRecipe {
+  std::string name;          // "q8_0", "q4_k_m", ...
+  DType base = DType::F32;   // the type of most matrices
+  bool mixed = false;        // *_M: output, and attn_v/ffn_down in some layers, get Q6_K
+};
+
+std::optional<QuantRecipe> quant_recipe_from_name(std::string_view name);
+std::string quant_recipe_names();
+
+// The type tensor `name` of shape `dims` (dims[0] innermost) gets in a model
+// of `n_layers` blocks. A row length the chosen type's block does not divide
+// falls back: K-quants to the legacy type of about the same size, legacy
+// 32-blocks to F16.
+DType tensor_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
+                  int32_t n_layers);
+
+// `rows` rows of `cols` elements of type `from` re-encoded as `to`.
+std::vector<uint8_t> convert_rows(DType from, const void* src, uint64_t cols, uint64_t rows, DType to);
+
+}  // namespace parley

@@ -1,0 +1,106 @@
+#include "serve/middleware.h"
+
+#include "serve/api_error.h"
+#include "serve/detached_exchange.h"
+
+namespace parley::serve {
+namespace {
+
+ApiError invalid_key(bool presented) {
+  return ApiError(401,
+                  presented ? "Incorrect API key provided" : "No API key provided; send it as 'Authorization: Bearer <key>'",
+                  "invalid_request_error", "", "invalid_api_key");
+}
+
+// Sets the key's name on the exchange; throws 401 when a key is required and
+// the request has none or a wrong one.
+void authenticate(Exchange& ex, ApiContext& ctx) {
+  if (!ctx.keys.enabled() || !requires_key(ex.request())) return;
+  const std::string presented = presented_key(ex.request());
+  const ApiKey* key = presented.empty() ? nullptr : ctx.keys.find(presented);
+  if (!key) {
+    ++ctx.metrics.unauthorized;
+    ex.set_header("WWW-Authenticate", "Bearer");
+    throw invalid_key(!presented.empty());
+  }
+  ex.set_api_key_name(key->name);
+}
+
+void limit_rate(Exchange& ex, ApiContext& ctx) {
+  if (!ctx.rate_limiter || !requires_key(ex.request())) return;
+  try {
+    ctx.rate_limiter->admit_request(ex);
+  } catch (const ApiError&) {
+    ++ctx.metrics.rate_limited;
+    throw;
+  }
+}
+
+// JSON bodies of API requests: UTF-8, control characters, messages, blocklist.
+void validate(const Exchange& ex, ApiContext& ctx) {
+  const HttpRequest& r = ex.request();
+  if (r.method != "POST" || !requires_key(r) || r.body.empty()) return;
+  try {
+    validate_body_bytes(r.body);
+    const json body = json::parse(r.body, nullptr, false);
+    if (!body.is_discarded())  // else the route answers the parse error
+      validate_request_json(body, InputLimits{ctx.ops.max_messages, ctx.blocklist ? &*ctx.blocklist : nullptr});
+  } catch (const ApiError&) {
+    ++ctx.metrics.rejected_input;
+    throw;
+  }
+}
+
+}  // namespace
+
+void add_protection(Router& router, ApiContext& ctx) {
+  router.use([&ctx](const ExchangePtr& ex) {
+    authenticate(*ex, ctx);
+    limit_rate(*ex, ctx);
+    validate(*ex, ctx);
+    return true;
+  });
+}
+
+void check_ws_message(Exchange& ex, ApiContext& ctx) {
+  authenticate(ex, ctx);
+  limit_rate(ex, ctx);
+  validate(ex, ctx);
+}
+
+UpgradeGate websocket_gate(ApiContext& ctx) {
+  return [&ctx](const HttpRequest& request) -> std::optional<HttpResponse> {
+    DetachedExchange ex(request);
+    try {
+      authenticate(ex, ctx);
+      limit_rate(ex, ctx);
+      return std::nullopt;
+    } catch (const ApiError& e) {
+      HttpResponse r = error_response(e);
+      r.headers = ex.extra_headers();
+      return r;
+    }
+  };
+}
+
+ResponseObserver access_log(ApiContext& ctx) {
+  return [&ctx](const Exchange& ex, const ResponseRecord& rec) {
+    ctx.metrics.count_response(ex.route(), rec.status);
+    if (!ctx.log.enabled(obs::LogLevel::Info)) return;
+    const HttpRequest& r = ex.request();
+    json line = {{"request_id", ex.request_id()},
+                 {"method", r.method},
+                 {"path", std::string(r.path())},  // without the query: it may hold ?api_key=
+                 {"status", rec.status},
+                 {"bytes", rec.bytes},
+                 {"duration_ms", std::round(rec.duration_ms * 1000) / 1000},
+                 {"client_ip", r.remote_address}};
+    if (rec.first_byte_ms >= 0) line["ttft_ms"] = std::round(rec.first_byte_ms * 1000) / 1000;
+    if (!ex.api_key_name().empty()) line["key"] = ex.api_key_name();
+    if (rec.client_gone) line["client_gone"] = true;
+    if (ctx.ops.log_content && !r.body.empty()) line["body"] = r.body;
+    ctx.log.log(rec.status >= 500 ? obs::LogLevel::Error : obs::LogLevel::Info, "access", line);
+  };
+}
+
+}  // namespace parley::serve

@@ -1,0 +1,38 @@
+#pragma once
+// Builds the session store and the response cache `parley serve` uses, and
+// loads the static answers: embedded (memory, sessions persisted to a SQLite
+// file when one is given) or Redis (shared by replicas) with the embedded
+// ones as the fallback while Redis is unavailable.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "serve/session_cache_services.h"
+
+namespace parley::state {
+class RedisPool;
+}
+
+namespace parley::serve {
+
+struct StateBackendOptions {
+  std::string state_db;                         // SQLite file for sessions; "" = memory only
+  std::string redis_url;                        // redis://[:password@]host:port/db; "" = embedded
+  uint64_t response_cache_bytes = 64ull << 20;  // local cache budget; 0 = no response cache
+  std::string static_answers;                   // JSON or YAML file; "" = none
+};
+
+// Owns the backends and points `services` at them (which must not outlive it).
+class StateBackends {
+ public:
+  StateBackends(const StateBackendOptions& options, StateServices& services);
+  ~StateBackends();
+
+ private:
+  std::shared_ptr<state::RedisPool> pool_;
+  std::unique_ptr<state::SessionStore> sessions_;
+  std::unique_ptr<state::ResponseCache> cache_;
+  std::unique_ptr<state::StaticAnswers> static_answers_;
+};
+
+}  // namespace parley::serve

@@ -1,0 +1,196 @@
+// A bounded fuzz run over raw sockets (docs/security.md): thousands of random
+// and malformed requests — broken JSON, wrong types, huge numbers, deep
+// nesting, invalid UTF-8, bad headers, slow and truncated bodies, garbage.
+// Every answer must be below 500 (or the connection closed, for garbage),
+// the server must stay up and report no sanitizer error, and a well-formed
+// client running alongside must always succeed.
+// PARLEY_FUZZ_REQUESTS and PARLEY_FUZZ_SEED change the run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { startServer, sleep } from './server.mjs';
+
+const total = Number(process.env.PARLEY_FUZZ_REQUESTS || 2500);
+const seed = Number(process.env.PARLEY_FUZZ_SEED || Date.now() % 100000);
+const concurrency = 16;
+
+// mulberry32: a small seeded generator, so that a failing run can be repeated.
+function rng(s) {
+  return () => {
+    s = (s + 0x6D2B79F5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = rng(seed);
+const pick = (xs) => xs[Math.floor(random() * xs.length)];
+const int = (n) => Math.floor(random() * n);
+
+const paths = ['/v1/chat/completions', '/v1/completions', '/chat', '/v1/models', '/v1/models/x', '/v1/ws', '/health',
+  '/metrics', '/v1/stats', '/', '/nope', '/v1/sessions', '/v1/chat/completions?x=%00', '//..//etc/passwd'];
+const methods = ['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'BREW', ''];
+const weird = [null, true, false, 0, -1, 1e308, -1e308, 1.5, 99999999999999999999, -99999999999999999999, '',
+  'x'.repeat(5000), [], {}, [[]], { a: 1 }, '\u0000', '\ud83d\ude00', 'NaN', [1, 2, 3], -0];
+const fields = ['messages', 'prompt', 'prompts', 'max_tokens', 'temperature', 'top_p', 'top_k', 'n', 'stream', 'stop',
+  'seed', 'logprobs', 'top_logprobs', 'logit_bias', 'timeout', 'model', 'stream_options', 'max_completion_tokens',
+  'presence_penalty', 'frequency_penalty', 'echo', 'suffix', 'best_of', 'user', 'session_id', 'cache'];
+
+function validBody() {
+  return { messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 4 };
+}
+
+function wrongTypes() {
+  const body = random() < 0.5 ? validBody() : { prompt: 'Hello', max_tokens: 3 };
+  for (let i = 0, n = 1 + int(3); i < n; i++) body[pick(fields)] = pick(weird);
+  if (random() < 0.3) body.messages = [{ role: pick(['user', 'system', 'tool', 'x', 7]), content: pick(weird) }];
+  return JSON.stringify(body);
+}
+
+function deepNesting() {
+  const depth = pick([100, 1000, 20000]);
+  const open = pick(['[', '{"a":']);
+  const close = open === '[' ? ']' : '}';
+  return `{"prompt": ${open.repeat(depth)}1${close.repeat(depth)}}`;
+}
+
+function invalidUtf8() {
+  const bad = Buffer.from([pick([0xff, 0xc0, 0xed, 0xf8, 0x80]), pick([0xa0, 0x80, 0x20]), 0x41]);
+  return Buffer.concat([Buffer.from('{"prompt": "ab'), bad, Buffer.from('", "max_tokens": 2}')]);
+}
+
+function brokenJson() {
+  const text = JSON.stringify(validBody());
+  return pick([text.slice(0, int(text.length)), text.replace(':', ''), `${text}}`, `{"prompt": "a", }`,
+    `{'prompt': 'a'}`, `{"prompt": "\\u12"}`, `{"prompt": 1e99999}`, `[${text}]`, 'null', '"str"', '']);
+}
+
+function hugeNumbers() {
+  return `{"prompt": "a", "${pick(['max_tokens', 'temperature', 'n', 'seed', 'top_k', 'timeout'])}": ` +
+    `${pick(['1e400', '-1e400', '123456789012345678901234567890', '0.0000000000000000000001', '-0', '1E+308'])}}`;
+}
+
+function request(method, path, body, extraHeaders = '') {
+  const payload = Buffer.isBuffer(body) ? body : Buffer.from(body ?? '');
+  return Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n${extraHeaders}\r\n`), payload]);
+}
+
+function badHeaders(body) {
+  const lines = pick(['Content-Length: abc\r\n', 'Content-Length: -5\r\n', 'Content-Length: 5\r\nContent-Length: 7\r\n',
+    'Transfer-Encoding: chunked\r\n', 'No colon here\r\n', ' leading: space\r\n', `X-Big: ${'a'.repeat(20000)}\r\n`,
+    'Authorization: Bearer \u0001\r\n', 'X-Request-Id: \u00ff\u00fe\r\n', 'Expect: 100-continue\r\n',
+    'Content-Type: text/plain\r\n']);
+  const payload = Buffer.from(body);
+  return Buffer.concat([Buffer.from(`POST ${pick(paths)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${lines}` +
+    `Content-Length: ${payload.length}\r\n\r\n`), payload]);
+}
+
+function garbage() {
+  const n = 1 + int(300);
+  const bytes = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) bytes[i] = int(256);
+  return pick([bytes, Buffer.concat([Buffer.from('GET / HTTP/9.9\r\n'), bytes]), Buffer.from('\r\n\r\n'),
+    Buffer.from(`${pick(methods)} ${'/'.repeat(int(5000))} HTTP/1.1\r\n\r\n`)]);
+}
+
+// One fuzz case: the bytes to send, how (at once, slowly, truncated), and
+// whether the server may close without answering.
+function fuzzCase() {
+  const kind = pick(['types', 'types', 'nesting', 'utf8', 'json', 'json', 'numbers', 'headers', 'garbage', 'slow', 'truncated', 'method']);
+  const path = pick(paths.slice(0, 3));
+  switch (kind) {
+    case 'types': return { kind, bytes: request('POST', path, wrongTypes()) };
+    case 'nesting': return { kind, bytes: request('POST', path, deepNesting()) };
+    case 'utf8': return { kind, bytes: request('POST', path, invalidUtf8()) };
+    case 'json': return { kind, bytes: request('POST', path, brokenJson()) };
+    case 'numbers': return { kind, bytes: request('POST', path, hugeNumbers()) };
+    case 'headers': return { kind, bytes: badHeaders(wrongTypes()), mayClose: true };
+    case 'garbage': return { kind, bytes: garbage(), mayClose: true };
+    case 'method': return { kind, bytes: request(pick(methods) || 'GET', pick(paths), random() < 0.5 ? wrongTypes() : '') , mayClose: true };
+    case 'slow': return { kind, bytes: request('POST', path, wrongTypes()), slow: true };
+    default: return { kind, bytes: request('POST', path, wrongTypes()), truncate: true, mayClose: true };
+  }
+}
+
+// Sends one case; resolves with the status (0 when the server closed
+// without one), or with {status, body} when `full`.
+function send(port, c, full = false) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let data = '';
+    const timer = setTimeout(() => socket.destroy(), 15000);
+    socket.on('data', (d) => { data += d.toString('latin1'); });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const status = data.startsWith('HTTP/1.1 ') ? Number(data.slice(9, 12)) : 0;
+      resolve(full ? { status, body: Buffer.from(data.slice(data.indexOf('\r\n\r\n') + 4), 'latin1').toString() } : status);
+    });
+    socket.on('connect', async () => {
+      // No half-close after a whole request: the server takes EOF while it
+      // works as the client leaving (and cancels). Truncated bodies end early.
+      if (c.truncate) {
+        socket.end(c.bytes.subarray(0, Math.max(1, c.bytes.length - 1 - int(20))));
+      } else if (c.slow) {
+        for (let i = 0; i < c.bytes.length; i += 64) {
+          if (socket.destroyed) return;
+          socket.write(c.bytes.subarray(i, i + 64));
+          await sleep(5);
+        }
+      } else {
+        socket.write(c.bytes);
+      }
+    });
+  });
+}
+
+test(`fuzz: ${total} malformed requests never get a 5xx, the server stays up (seed ${seed})`, async () => {
+  const server = await startServer(['--max-body-bytes', '65536', '--idle-timeout', '3', '--max-tokens-limit', '4',
+    '--io-threads', '2']);
+  try {
+    const statuses = new Map();
+    const failures = [];
+    let done = false;
+    // A well-formed client running alongside the fuzzing, one connection per
+    // request. A connection closed before any response is retried once and
+    // counted (a known issue: docs/operations.md); any other answer fails.
+    let closedEarly = 0;
+    const wellFormed = (async () => {
+      let ok = 0;
+      while (!done) {
+        const c = { bytes: request('POST', '/v1/chat/completions', JSON.stringify(validBody())) };
+        let { status, body } = await send(server.port, c, true);
+        if (status === 0) {
+          closedEarly++;
+          ({ status, body } = await send(server.port, c, true));
+        }
+        assert.equal(status, 200, body);
+        assert.equal(JSON.parse(body).object, 'chat.completion');
+        ok++;
+      }
+      return ok;
+    })();
+    let next = 0;
+    const worker = async () => {
+      while (next < total) {
+        next++;
+        const c = fuzzCase();
+        const status = await send(server.port, c);
+        statuses.set(`${c.kind}:${status}`, (statuses.get(`${c.kind}:${status}`) || 0) + 1);
+        if (status >= 500 || (status === 0 && !c.mayClose)) failures.push({ kind: c.kind, status, head: c.bytes.subarray(0, 300).toString('latin1') });
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    done = true;
+    const served = await wellFormed;
+    assert.deepEqual(failures.slice(0, 5), [], `seed ${seed}: ${JSON.stringify([...statuses])}`);
+    assert.ok(served > 0);
+    assert.ok(closedEarly <= Math.max(2, served / 100), `${closedEarly} of ${served} well-formed connections closed early`);
+    assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  } finally {
+    const { code } = await server.stop();
+    assert.equal(code, 0, server.stderr().slice(-2000));
+    assert.doesNotMatch(server.stderr(), /Sanitizer|runtime error/);
+  }
+});

@@ -1,0 +1,74 @@
+#include "serve/auth.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "util/error.h"
+
+namespace parley::serve {
+namespace {
+
+HttpRequest request(std::string method, std::string target, Headers headers = {}) {
+  HttpRequest r;
+  r.method = std::move(method);
+  r.target = std::move(target);
+  r.headers = std::move(headers);
+  return r;
+}
+
+TEST(Auth, ConstantTimeEqualIsEquality) {
+  EXPECT_TRUE(constant_time_equal("abc", "abc"));
+  EXPECT_FALSE(constant_time_equal("abc", "abd"));
+  EXPECT_FALSE(constant_time_equal("abc", "ab"));
+  EXPECT_FALSE(constant_time_equal("abc", "abcabc"));  // the repetition the loop wraps over
+  EXPECT_FALSE(constant_time_equal("", "x"));
+  EXPECT_TRUE(constant_time_equal("", ""));
+}
+
+TEST(Auth, FindsKeysByTheirSecret) {
+  KeyStore keys(KeyStore::from_flags({"s3cret", "other"}));
+  ASSERT_TRUE(keys.enabled());
+  ASSERT_NE(keys.find("other"), nullptr);
+  EXPECT_EQ(keys.find("other")->name, "key2");
+  EXPECT_EQ(keys.find("s3cre"), nullptr);
+  EXPECT_EQ(keys.find(""), nullptr);
+  EXPECT_FALSE(KeyStore().enabled());
+  EXPECT_THROW(KeyStore(std::vector<ApiKey>{{"a", "k"}, {"b", "k"}}), Error);  // one key twice
+  EXPECT_THROW(KeyStore(std::vector<ApiKey>{{"a", "k"}, {"a", "j"}}), Error);  // one name twice
+  EXPECT_THROW(KeyStore(std::vector<ApiKey>{{"a", ""}}), Error);
+}
+
+TEST(Auth, ReadsAKeysFile) {
+  const std::string path = testing::TempDir() + "/parley_keys.json";
+  std::ofstream(path) << R"([{"name": "team-a", "key": "ka", "rps": 5, "tpm": 1000}, {"name": "b", "key": "kb"}])";
+  const auto keys = KeyStore::from_file(path);
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[0].name, "team-a");
+  EXPECT_EQ(keys[0].rps, 5);
+  EXPECT_EQ(keys[0].tpm, 1000);
+  EXPECT_EQ(keys[1].rps, 0);
+  std::ofstream(path) << R"({"name": "x"})";
+  EXPECT_THROW(KeyStore::from_file(path), Error);
+  std::remove(path.c_str());
+}
+
+TEST(Auth, WhichPathsNeedAKey) {
+  EXPECT_TRUE(requires_key(request("POST", "/v1/chat/completions")));
+  EXPECT_TRUE(requires_key(request("GET", "/v1/models")));
+  EXPECT_TRUE(requires_key(request("GET", "/v1/ws?api_key=x")));
+  EXPECT_TRUE(requires_key(request("POST", "/chat")));
+  for (const char* open : {"/health", "/ready", "/metrics", "/v1/stats", "/", "/dashboard", "/app.js"})
+    EXPECT_FALSE(requires_key(request("GET", open))) << open;
+}
+
+TEST(Auth, PresentedKeyFromBearerOrWebSocketQuery) {
+  EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Bearer  abc "}})), "abc");
+  EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Basic abc"}})), "");
+  EXPECT_EQ(presented_key(request("GET", "/v1/ws?x=1&api_key=q1")), "q1");
+  EXPECT_EQ(presented_key(request("GET", "/v1/models?api_key=q1")), "");  // only for WebSocket upgrades
+}
+
+}  // namespace
+}  // namespace parley::serve
