@@ -19,9 +19,12 @@ export class ApiError extends Error {
   }
 }
 
-function headers(json) {
+// `sessionId`: sent as X-Session-Id too, so that a load balancer keeps a
+// conversation on one replica (deploy/nginx, docs/scaling.md).
+function headers(json, sessionId) {
   const h = {};
   if (json) h['Content-Type'] = 'application/json';
+  if (sessionId) h['X-Session-Id'] = sessionId;
   const key = getApiKey();
   if (key) h.Authorization = `Bearer ${key}`;
   return h;
@@ -51,7 +54,7 @@ async function send(path, { method = 'GET', body, signal } = {}) {
   let response;
   try {
     response = await fetch(path, {
-      method, signal, headers: headers(body !== undefined),
+      method, signal, headers: headers(body !== undefined, body?.session_id),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {

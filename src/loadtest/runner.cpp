@@ -65,7 +65,9 @@ class Run {
   asio::awaitable<bool> guarded(Connection& c, uint64_t index, std::mt19937_64& rng);
   asio::awaitable<std::string> open_session(Connection& c, RequestRecord& r);
   asio::awaitable<void> send(Connection& c, const Request& req, RequestRecord& r, std::string& text);
-  Request request(http::verb verb, const std::string& route, const std::string& body) const;
+  // `session`: sent as X-Session-Id too, so that a load balancer keeps a conversation on one replica.
+  Request request(http::verb verb, const std::string& route, const std::string& body,
+                  const std::string& session = "") const;
   nlohmann::json body(const nlohmann::json& messages, const std::string& session, std::mt19937_64& rng) const;
   bool claim();
   Clock::duration timeout() const {
@@ -87,11 +89,13 @@ class Run {
   std::vector<std::unique_ptr<Connection>> idle_;  // open loop: keep-alive connections between conversations
 };
 
-Request Run::request(http::verb verb, const std::string& route, const std::string& body) const {
+Request Run::request(http::verb verb, const std::string& route, const std::string& body,
+                     const std::string& session) const {
   Request req{verb, url_.path(route), 11};
   req.set(http::field::host, url_.host_header());
   req.set(http::field::user_agent, "parley-loadtest");
   if (!o_.api_key.empty()) req.set(http::field::authorization, "Bearer " + o_.api_key);
+  if (!session.empty()) req.set("X-Session-Id", session);
   if (verb == http::verb::post) {
     req.set(http::field::content_type, "application/json");
     req.body() = body;
@@ -190,7 +194,7 @@ asio::awaitable<bool> Run::conversation(Connection& c, uint64_t index, std::mt19
     if (r.ok()) {
       // With a session the server keeps the history: send the new messages only.
       const nlohmann::json sent = o_.sessions && turn > 0 ? nlohmann::json::array({history.back()}) : history;
-      co_await send(c, request(http::verb::post, route, body(sent, session, rng).dump()), r, text);
+      co_await send(c, request(http::verb::post, route, body(sent, session, rng).dump(), session), r, text);
     }
     const bool ok = r.ok();
     record(std::move(r));
