@@ -1,13 +1,12 @@
 // Headless Chromium (Debian's, driven by playwright-core) for the browser
 // tests, with a screenshot kept for every failed test in $PARLEY_ARTIFACTS
 // (ctest sets build-*/browser-artifacts).
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
-import { binary } from '../e2e/server.mjs';
+import { binary, makeRandomModel } from '../e2e/server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const artifacts = process.env.PARLEY_ARTIFACTS || join(root, 'build', 'browser-artifacts');
@@ -20,11 +19,7 @@ export function launchBrowser() {
 // slower than the e2e tests' model) that even a short answer streams over
 // many animation frames.
 export function makeChatModel() {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-browser-'));
-  const path = join(dir, 'chat.gguf');
-  execFileSync(binary, ['mkmodel', '--dim', '384', '--layers', '6', '--heads', '6', '--ctx', '4096',
-    '--type', 'q8_0', '-o', path], { stdio: 'ignore' });
-  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return makeRandomModel('chat', ['--dim', '384', '--layers', '6', '--heads', '6']);
 }
 
 // Whether `parley serve` has a flag (features other issues are adding).

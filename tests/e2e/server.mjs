@@ -46,14 +46,18 @@ export function startServer(args = [], env = {}) {
   });
 }
 
-// A random-weights model with a long context, slow enough (a few hundred
-// tokens per second) to cancel or drain requests mid-generation.
-export function makeSlowModel() {
-  const dir = mkdtempSync(join(tmpdir(), 'parley-e2e-'));
-  const path = join(dir, 'slow.gguf');
-  execFileSync(binary, ['mkmodel', '--dim', '256', '--layers', '4', '--heads', '4', '--ctx', '4096',
-    '--type', 'q8_0', '-o', path], { stdio: 'ignore' });
+// A random-weights model of the given shape (mkmodel flags) in a temporary
+// directory, with a long context; remove() deletes it.
+export function makeRandomModel(name, shape) {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-model-'));
+  const path = join(dir, `${name}.gguf`);
+  execFileSync(binary, ['mkmodel', ...shape, '--ctx', '4096', '--type', 'q8_0', '-o', path], { stdio: 'ignore' });
   return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// Slow enough (a few hundred tokens per second) to cancel or drain requests mid-generation.
+export function makeSlowModel() {
+  return makeRandomModel('slow', ['--dim', '256', '--layers', '4', '--heads', '4']);
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
