@@ -4,9 +4,8 @@
 import { mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
-import { binary, makeRandomModel } from '../e2e/server.mjs';
+import { makeRandomModel } from '../e2e/server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const artifacts = process.env.PARLEY_ARTIFACTS || join(root, 'build', 'browser-artifacts');
@@ -20,13 +19,6 @@ export function launchBrowser() {
 // many animation frames.
 export function makeChatModel() {
   return makeRandomModel('chat', ['--dim', '384', '--layers', '6', '--heads', '6']);
-}
-
-// Whether `parley serve` has a flag (features other issues are adding).
-let help = null;
-export function serveHas(flag) {
-  help ??= execFileSync(binary, ['serve', '--help'], { encoding: 'utf8' });
-  return help.includes(flag);
 }
 
 // Runs `body(page)` in a fresh browser context (its own localStorage). Fails

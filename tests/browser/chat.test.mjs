@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, stats } from '../e2e/server.mjs';
-import { launchBrowser, withPage, sampleTextLengths, serveHas, makeChatModel } from './browser.mjs';
+import { launchBrowser, withPage, sampleTextLengths, makeChatModel } from './browser.mjs';
 
 const web = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
 const LAST = '#messages .msg.assistant:last-child';
@@ -193,7 +193,6 @@ test('XSS payloads in messages and answers stay inert text', async (t) => {
 });
 
 test('an answer from the static answers file with payloads stays inert', async (t) => {
-  if (!serveHas('--static-answers')) return t.skip('parley serve has no --static-answers yet');
   const dir = mkdtempSync(join(tmpdir(), 'parley-web-'));
   const file = join(dir, 'answers.json');
   writeFileSync(file, JSON.stringify({ answers: [{ questions: ['show me the payloads'], answer: PAYLOADS }] }));
@@ -212,7 +211,6 @@ test('an answer from the static answers file with payloads stays inert', async (
 });
 
 test('a 429 is explained with the time to wait', async (t) => {
-  if (!serveHas('--rate-limit-rps')) return t.skip('parley serve has no --rate-limit-rps yet');
   const limited = await startServer(['--rate-limit-rps', '0.05', '--rate-limit-burst', '3']);
   try {
     await withPage(browser, t, async (page) => {
@@ -230,7 +228,6 @@ test('a 429 is explained with the time to wait', async (t) => {
 });
 
 test('a server with API keys asks for the key, then answers', async (t) => {
-  if (!serveHas('--api-key')) return t.skip('parley serve has no --api-key yet');
   const keyed = await startServer(['--api-key', 'sk-browser-test']);
   try {
     await withPage(browser, t, async (page) => {

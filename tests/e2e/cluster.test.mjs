@@ -3,20 +3,13 @@
 // dies, and state that outlives its replica. Everything on 127.0.0.1.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { startServer, makeSlowModel, waitForStats, binary, sleep } from './server.mjs';
+import { startServer, makeSlowModel, waitForStats, sleep } from './server.mjs';
 import { startRedis, startParleyNginx } from './services.mjs';
 
-const serveHelp = execFileSync(binary, ['serve', '--help']).toString();
-// A skip reason while a flag this test needs is not in `parley serve` yet.
-const needs = (...flags) => {
-  const missing = flags.filter((f) => !serveHelp.includes(f));
-  return missing.length ? `parley serve has no ${missing.join(', ')} yet` : false;
-};
 
 let slow;
 let work;
@@ -36,8 +29,7 @@ async function startCluster({ replicas = 3, args = [] } = {}) {
   try {
     const redis = await startRedis(work);
     parts.push(redis);
-    const redisArgs = serveHelp.includes('--redis-url') ? ['--redis-url', redis.url] : [];
-    const started = await Promise.allSettled(Array.from({ length: replicas }, () => startServer([...redisArgs, ...args])));
+    const started = await Promise.allSettled(Array.from({ length: replicas }, () => startServer(['--redis-url', redis.url, ...args])));
     const servers = started.filter((r) => r.status === 'fulfilled').map((r) => r.value);
     parts.push(...servers);
     const failed = started.find((r) => r.status === 'rejected');
@@ -167,8 +159,7 @@ test('WebSocket through nginx: upgrade, streamed answer, session affinity by que
   }
 });
 
-test('a session continues with its full history after its replica is killed',
-  { skip: needs('--redis-url') }, async () => {
+test('a session continues with its full history after its replica is killed', async () => {
     const c = await startCluster({ replicas: 2 });
     try {
       const created = await post(c.url, '/v1/sessions', { system_prompt: 'You tell short stories.' });
@@ -199,8 +190,7 @@ test('a session continues with its full history after its replica is killed',
     }
   });
 
-test('rate limits hold across replicas: the sum accepted stays within one bucket',
-  { skip: needs('--redis-url', '--api-key', '--rate-limit-rps', '--rate-limit-burst') }, async (t) => {
+test('rate limits hold across replicas: the sum accepted stays within one bucket', async (t) => {
     const rps = 2;
     const burst = 6;
     const c = await startCluster({ replicas: 3,
@@ -337,8 +327,7 @@ test('SIGTERM drains a replica while nginx moves new requests to the others', as
   }
 });
 
-test('Parley\'s 503s (queue full) reach the client and do not take replicas out of nginx',
-  { skip: needs('--max-queue') }, async () => {
+test('Parley\'s 503s (queue full) reach the client and do not take replicas out of nginx', async () => {
   const c = await startCluster({ replicas: 2, args: ['-m', slow.path, '--max-running', '1', '--max-queue', '1'] });
   try {
     const aborts = [];
