@@ -17,7 +17,9 @@
 
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_q8.h"
 #include "kernels/quant.h"
+#include "util/aligned_bytes.h"
 
 namespace parley {
 namespace {
@@ -29,7 +31,23 @@ struct Matrix {
   MatrixView view;
   std::unique_ptr<uint8_t[]> data;
   uint64_t bytes;
+  AlignedBytes packed = {};  // packed_q8.h layout, when the CPU has a use for it
 };
+
+// The same matrices with their packed copies attached (the model loader's
+// default where packing_helps), or null where there is none.
+std::vector<Matrix> packed_matrices(const std::vector<Matrix>& ms, size_t count) {
+  std::vector<Matrix> out;
+  for (size_t i = 0; i < count; ++i) {
+    const Matrix& m = ms[i];
+    if (!packing_helps(m.view)) return {};
+    Matrix p{m.shape, m.view, nullptr, m.bytes, AlignedBytes(packed_bytes(m.view))};
+    pack_q8_0(m.view, p.packed.data());
+    p.view.packed = p.packed.data();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 struct ModelSet {
   std::vector<Matrix> matrices;
@@ -176,31 +194,44 @@ void bench(int threads, const std::vector<DType>& types) {
   std::printf("%-13s %15s %15s %15s %15s %15s\n", "type  path", "768x768", "2048x768", "768x2048", "32000x768",
               "model pass");
   const char* order[] = {"768x768", "2048x768", "768x2048", "32000x768", "model"};
-  for (size_t k = 0; k < types.size(); ++k)
+  const auto print_row = [&](size_t k, const std::string& path, const std::map<std::string, Result>& results) {
+    std::printf("%-5s %-7s", std::string(dtype_name(types[k])).c_str(), path.c_str());
+    for (const char* shape : order) {
+      const Result& r = results.at(shape);
+      std::printf(" %6.1f (%4.0f%%)", r.gbs, 100.0 * r.ratio);
+    }
+    std::printf("   %.2f ms/token\n", double(sets[k].model_bytes) / (results.at("model").gbs * 1e9) * 1e3);
+  };
+  for (size_t k = 0; k < types.size(); ++k) {
     for (int i = int(Isa::Scalar); i <= int(Isa::Vnni); ++i) {
       if (!isa_supported(Isa(i))) continue;
       set_active_isa(Isa(i));
-      const auto results = matvec_passes(sets[k].matrices, bw_buf, pool, Isa(i) == Isa::Scalar ? 1 : 10);
-      std::printf("%-5s %-7s", std::string(dtype_name(types[k])).c_str(), std::string(isa_name(Isa(i))).c_str());
-      for (const char* shape : order) {
-        const Result& r = results.at(shape);
-        std::printf(" %6.1f (%4.0f%%)", r.gbs, 100.0 * r.ratio);
-      }
-      std::printf("   %.2f ms/token\n", double(sets[k].model_bytes) / (results.at("model").gbs * 1e9) * 1e3);
+      print_row(k, std::string(isa_name(Isa(i))), matvec_passes(sets[k].matrices, bw_buf, pool, Isa(i) == Isa::Scalar ? 1 : 10));
     }
+    set_active_isa(detect_isa());
+    if (const auto packed = packed_matrices(sets[k].matrices, sets[k].matrices.size()); !packed.empty())
+      print_row(k, "packed", matvec_passes(packed, bw_buf, pool, 10));
+  }
   std::printf("\nprefill, one layer's 7 matrices, %s path: n tokens at once vs n separate matvecs\n"
               "(both on cache-warm weights: the compute side of prefill)\n",
               std::string(isa_name(detect_isa())).c_str());
   set_active_isa(detect_isa());
-  for (size_t k = 0; k < types.size(); ++k) {
-    const DType type = types[k];
-    const auto& ms = sets[k].matrices;
+  const auto prefill_rows = [&](const std::string& label, const std::vector<Matrix>& ms) {
+    double macs = 0;  // multiply-adds per token in the 7 matrices
+    for (size_t i = 0; i < 7; ++i) macs += double(ms[i].view.rows) * double(ms[i].view.cols);
     const double one = prefill_seconds(ms, 7, 1, pool);
-    for (const int64_t n : {4, 16, 64}) {
+    for (const int64_t n : {4, 16, 64, 256}) {
       const double s = prefill_seconds(ms, 7, n, pool);
-      std::printf("%-5s n=%-3lld %8.2f ms  (%.1fx faster than %lld matvecs)\n", std::string(dtype_name(type)).c_str(),
-                  (long long)n, s * 1e3, one * double(n) / s, (long long)n);
+      std::printf("%-12s n=%-3lld %8.2f ms  (%.1fx faster than %lld matvecs, %.3f TOP/s)\n", label.c_str(),
+                  (long long)n, s * 1e3, one * double(n) / s, (long long)n, 2 * macs * double(n) / s / 1e12);
     }
+  };
+  for (size_t k = 0; k < types.size(); ++k) {
+    const std::string type(dtype_name(types[k]));
+    prefill_rows(type, sets[k].matrices);
+    if (const auto packed = packed_matrices(sets[k].matrices, 7);
+        !packed.empty())
+      prefill_rows(type + " packed", packed);
   }
 }
 

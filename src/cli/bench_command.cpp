@@ -142,7 +142,7 @@ nlohmann::json run_bench(const BenchArgs& a) {
   out["model"] = {{"path", model->path()},          {"name", model->name()},
                   {"arch", model->config().arch},   {"type", weight_type(*model)},
                   {"params", model->n_params()},    {"bytes", model->weight_bytes()},
-                  {"bytes_per_token", per_token}};
+                  {"bytes_per_token", per_token},   {"packed_bytes", model->packed_bytes()}};
   out["prefill"] = nlohmann::json::array();
   for (int32_t n : a.prompt_lengths) {
     if (n + 1 >= model->config().context_length) continue;
@@ -180,7 +180,8 @@ void print_text(const nlohmann::json& j) {
               model["name"].get<std::string>().c_str(), model["arch"].get<std::string>().c_str(),
               model["type"].get<std::string>().c_str(), model["params"].get<unsigned long long>(),
               model["bytes"].get<double>() / 1e6, model["bytes_per_token"].get<double>() / 1e6);
-  std::printf("load: %.1f ms\n", j["load_ms"].get<double>());
+  std::printf("load: %.1f ms; repacked for the int8 GEMM: %.1f MB\n", j["load_ms"].get<double>(),
+              model["packed_bytes"].get<double>() / 1e6);
   auto spread = [](const nlohmann::json& s) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "[%.1f-%.1f]", s["min"].get<double>(), s["max"].get<double>());

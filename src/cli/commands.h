@@ -26,6 +26,7 @@ struct ModelOptions {
   std::string model;      // empty: $PARLEY_MODEL, else the bundled model
   std::string tokenizer;  // llama2.c tokenizer.bin
   int threads = 0;        // 0: physical cores
+  bool no_repack = false;  // Model::Layout::kMapOnly
   void add_to(CLI::App& cmd);
   std::string resolved_model() const;
   int resolved_threads() const;

@@ -22,7 +22,11 @@ void print_config(const Model& m) {
             << (c.qk_norm ? "yes" : "no") << ", tied output " << (c.tied_output ? "yes" : "no") << "\n"
             << "tokenizer: " << (m.tokenizer().vocab().kind == Vocab::Kind::Spm ? "sentencepiece" : "bpe") << ", "
             << m.tokenizer().vocab().size() << " tokens\n"
-            << "parameters " << m.n_params() << ", weight bytes " << m.weight_bytes() << "\n";
+            << "parameters " << m.n_params() << ", weight bytes " << m.weight_bytes() << "\n"
+            << "repacked at load: " << m.packed_bytes() << " bytes of packed matrices for the int8 GEMM"
+            << (m.packed_bytes() ? " (their file pages are released; --no-repack on serve/bench/generate keeps the mapping only)"
+                                 : " (none: no Q8_0 matrices, or no AVX512-VNNI path on this CPU)")
+            << "\n";
 }
 
 }  // namespace

@@ -12,6 +12,9 @@ void ModelOptions::add_to(CLI::App& cmd) {
   cmd.add_option("-m,--model", model, "GGUF file or llama2.c checkpoint (default: $PARLEY_MODEL, else the bundled stories260K)");
   cmd.add_option("-z,--tokenizer", tokenizer, "llama2.c tokenizer.bin (default: beside the checkpoint)");
   cmd.add_option("-t,--threads", threads, "worker threads (default: physical cores)");
+  cmd.add_flag("--no-repack", no_repack,
+               "keep every weight matrix in the file's memory mapping: no packed copies for the int8 GEMM "
+               "(less memory for models near the RAM size; slower prefill and batched decode)");
 }
 
 std::string ModelOptions::resolved_model() const {
@@ -24,10 +27,12 @@ int ModelOptions::resolved_threads() const { return threads > 0 ? threads : phys
 
 std::unique_ptr<Model> ModelOptions::load() const {
   const auto t0 = std::chrono::steady_clock::now();
-  auto m = Model::load(resolved_model(), tokenizer);
+  auto m = Model::load(resolved_model(), tokenizer, no_repack ? Model::Layout::kMapOnly : Model::Layout::kPack);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "loaded " << m->name() << " (" << m->config().arch << ", " << m->n_params() << " parameters) in "
-            << ms << " ms\n";
+            << ms << " ms";
+  if (m->packed_bytes()) std::cerr << ", " << m->packed_bytes() / 1000000 << " MB of weights repacked for the int8 GEMM";
+  std::cerr << "\n";
   return m;
 }
 

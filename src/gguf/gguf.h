@@ -92,6 +92,9 @@ class File {
   const Value* find(const std::string& key) const;
   const TensorInfo* find_tensor(const std::string& name) const;
 
+  // Drops the mapped pages of tensor data copied elsewhere (MappedFile::release).
+  void release_pages(const void* p, size_t n) const { map_->release(p, n); }
+
   // Typed metadata look-ups. Without a default a missing key is an Error.
   std::string get_string(const std::string& key) const;
   std::string get_string(const std::string& key, const std::string& dflt) const;

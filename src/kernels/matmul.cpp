@@ -6,6 +6,7 @@
 #include "kernels/acts.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul_kernels.h"
+#include "kernels/packed_q8.h"
 #include "util/error.h"
 
 namespace parley {
@@ -52,6 +53,7 @@ constexpr int64_t kMinParallelWork = 1 << 16;
 
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
   if (n_tokens <= 0 || w.rows <= 0) return;
+  if (w.packed) return packed_matmul(w, x, y, n_tokens, pool);
   const RowsKernel kernel = kernel_for(active_isa(), w.type);
   const int block = traits(w.type).block_elems;
   if (w.cols <= 0 || w.cols % block != 0)

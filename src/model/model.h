@@ -4,11 +4,13 @@
 // every sequence that runs on it.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gguf/gguf.h"
 #include "model/config.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
+#include "util/aligned_bytes.h"
 #include "util/mapped_file.h"
 
 namespace parley {
@@ -17,7 +19,12 @@ class Model {
  public:
   // `tokenizer_path` is used for llama2.c checkpoints only; empty means
   // "tokenizer.bin" (or tok<vocab>.bin) beside the checkpoint.
-  static std::unique_ptr<Model> load(const std::string& path, const std::string& tokenizer_path = "");
+  // kPack adds packed copies of the matrices where packing_helps()
+  // (kernels/packed_q8.h) and releases their file pages; kMapOnly keeps every
+  // matrix in the file's mapping (least memory, for models near the RAM size).
+  enum class Layout { kPack, kMapOnly };
+  static std::unique_ptr<Model> load(const std::string& path, const std::string& tokenizer_path = "",
+                                     Layout layout = Layout::kPack);
 
   const std::string& path() const { return path_; }
   std::string name() const;  // general.name, else the file name
@@ -27,11 +34,13 @@ class Model {
   const gguf::File* gguf() const { return gguf_.get(); }  // null for llama2.c files
   uint64_t weight_bytes() const { return weight_bytes_; }
   uint64_t n_params() const { return n_params_; }
+  uint64_t packed_bytes() const { return packed_bytes_; }  // memory of the packed copies
 
  private:
   Model() = default;
   void load_gguf(const std::string& path);
   void load_llama2c(const std::string& path, const std::string& tokenizer_path);
+  void pack_matrices();
 
   std::string path_;
   ModelConfig config_;
@@ -41,6 +50,8 @@ class Model {
   std::unique_ptr<MappedFile> map_;  // llama2.c checkpoint mapping
   uint64_t weight_bytes_ = 0;
   uint64_t n_params_ = 0;
+  std::vector<AlignedBytes> packed_;
+  uint64_t packed_bytes_ = 0;
 };
 
 }  // namespace parley

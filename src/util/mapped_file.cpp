@@ -32,6 +32,13 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   ::close(fd);
 }
 
+void MappedFile::release(const void* p, size_t n) const {
+  const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const auto begin = (uintptr_t(p) + page - 1) / page * page, end = (uintptr_t(p) + n) / page * page;
+  if (begin < end && begin >= uintptr_t(data_) && end <= uintptr_t(data_ + size_))
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

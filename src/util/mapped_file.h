@@ -17,6 +17,10 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Drops the whole pages inside [p, p + n) from this process's memory (for
+  // data copied elsewhere); touching them again reads them from the file.
+  void release(const void* p, size_t n) const;
+
  private:
   std::string path_;
   const uint8_t* data_ = nullptr;

@@ -1,0 +1,39 @@
+#pragma once
+// Q8_0 weights repacked at load for integer GEMM (prefill, batched decode).
+//
+// A row-major Q8_0 matrix makes an int8 kernel reduce each row's dot product
+// across SIMD lanes and rescale every 32 products. The packed layout instead
+// puts 16 rows side by side: one 64-byte vector holds 4 consecutive quants of
+// each of 16 rows, so vpdpbusd with a broadcast of 4 activation bytes adds 16
+// rows' partial sums at once, and a whole block (8 such vectors) is rescaled
+// with one conversion and two multiplies per 16 rows x 1 token. The result of
+// 16 rows lands in one vector, stored as it is.
+//
+// Group g (rows 16g .. 16g+15; missing rows of the last group are zero):
+//   quants  [block b][j = 0..7][row 0..15][4 bytes]  (q + 128, as unsigned bytes)
+//   scales  [block b][row 0..15] fp16
+// The packed matrix has exactly the bytes of the original (34 per 32 weights)
+// plus the padding of the last group, so it can replace the file's pages.
+#include <cstdint>
+
+#include "kernels/matmul.h"
+
+namespace parley {
+
+constexpr int64_t kPackRows = 16;
+
+// Whether matmul() would use a packed copy of `w` on this CPU: Q8_0 weights
+// and an int8 dot-product path (AVX512-VNNI or AMX) active.
+bool packing_helps(const MatrixView& w);
+
+// Bytes of the packed copy of `w` (a multiple of 64).
+uint64_t packed_bytes(const MatrixView& w);
+
+// Writes the packed copy of the Q8_0 matrix `w` to `out` (64-byte aligned,
+// packed_bytes(w) bytes).
+void pack_q8_0(const MatrixView& w, uint8_t* out);
+
+// matmul() for a matrix whose `packed` points at pack_q8_0's output.
+void packed_matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+
+}  // namespace parley

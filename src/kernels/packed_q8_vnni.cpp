@@ -1,0 +1,103 @@
+// The packed Q8_0 GEMM on AVX512-VNNI: a tile of RG groups (16 rows each) x
+// NT tokens is accumulated in registers over the whole row, so each weight
+// vector loaded feeds NT vpdpbusd and each activation broadcast feeds RG.
+// Per block and (group, token): 8 vpdpbusd, then one conversion, one multiply
+// of the two scales and one FMA.
+// GCC 12.2's avx512fintrin.h trips -Wuninitialized on its own
+// _mm512_undefined_* idiom once inlined (GCC bug 105593, fixed in 12.3).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/packed_q8_kernels.h"
+
+namespace parley {
+namespace {
+
+constexpr int kMaxGroups = 2;  // RG
+constexpr int kMaxTokens = 6;  // NT: 2 x 6 int32 + 2 x 6 float accumulators fit the 32 registers
+
+inline __m512i broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+template <int RG, int NT>
+void tile(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, float* y) {
+  const int64_t nb = w.blocks;
+  __m512 acc[RG][NT];
+#pragma GCC unroll 16
+  for (int i = 0; i < RG; ++i)
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i isum[RG][NT];
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512i start = _mm512_set1_epi32(x.neg_sum[(t0 + t) * nb + b]);
+#pragma GCC unroll 16
+      for (int i = 0; i < RG; ++i) isum[i][t] = start;
+    }
+    const int8_t* xq = x.q + (t0 * nb + b) * 32;
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m512i wv[RG];
+#pragma GCC unroll 16
+      for (int i = 0; i < RG; ++i)
+        wv[i] = _mm512_load_si512(w.group(g + i) + b * kPackedQuantBytes + j * 64);
+#pragma GCC unroll 16
+      for (int t = 0; t < NT; ++t) {
+        const __m512i xb = broadcast4(xq + t * nb * 32 + j * 4);
+#pragma GCC unroll 16
+        for (int i = 0; i < RG; ++i) isum[i][t] = _mm512_dpbusd_epi32(isum[i][t], wv[i], xb);
+      }
+    }
+    __m512 dw[RG];
+#pragma GCC unroll 16
+    for (int i = 0; i < RG; ++i)
+      dw[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(g + i) + b * kPackedScaleBytes)));
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dx = _mm512_set1_ps(x.d[(t0 + t) * nb + b]);
+#pragma GCC unroll 16
+      for (int i = 0; i < RG; ++i)
+        acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i][t]), _mm512_mul_ps(dw[i], dx), acc[i][t]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < RG; ++i) {
+    const int64_t row0 = (g + i) * 16;
+    const __mmask16 lanes = w.rows - row0 >= 16 ? __mmask16(0xffff) : __mmask16((1u << (w.rows - row0)) - 1);
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * w.rows + row0, lanes, acc[i][t]);
+  }
+}
+
+template <int RG, int NT>
+void token_tail(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, int64_t count, float* y) {
+  if constexpr (NT > 0) {
+    if (count == NT) tile<RG, NT>(w, x, g, t0, y);
+    else token_tail<RG, NT - 1>(w, x, g, t0, count, y);
+  }
+}
+
+template <int RG>
+void groups(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
+  int64_t t = 0;
+  for (; t + kMaxTokens <= n_tokens; t += kMaxTokens) tile<RG, kMaxTokens>(w, x, g, t, y);
+  token_tail<RG, kMaxTokens - 1>(w, x, g, t, n_tokens - t, y);
+}
+
+}  // namespace
+
+void packed_kernel_vnni(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
+  int64_t g = g0;
+  for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<kMaxGroups>(w, x, n_tokens, g, y);
+  for (; g < g1; ++g) groups<1>(w, x, n_tokens, g, y);
+}
+
+}  // namespace parley

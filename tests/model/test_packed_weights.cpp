@@ -1,0 +1,83 @@
+// Model::Layout::kPack (packed copies of the Q8_0 matrices for the int8 GEMM)
+// against kMapOnly: the same logits, for tied and untied output matrices.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "kernels/cpu.h"
+#include "model/forward.h"
+#include "model/mkmodel.h"
+
+namespace parley {
+namespace {
+
+const std::string kBundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
+
+std::vector<float> all_logits(const Model& model, const std::vector<int32_t>& tokens) {
+  ThreadPool pool(2);
+  Forward fwd(model, pool);
+  std::vector<float> out(tokens.size() * size_t(model.config().vocab_size));
+  fwd.eval(tokens.data(), int32_t(tokens.size()), out.data());
+  return out;
+}
+
+TEST(PackedWeights, SameLogitsAsTheFileLayout) {
+  for (const bool tied : {false, true}) {
+    SCOPED_TRACE(tied ? "tied output" : "separate output");
+    MkModelSpec s;
+    s.dim = 128;
+    s.ffn_dim = 352;
+    s.n_heads = 4;
+    s.n_kv_heads = 2;
+    s.tied_output = tied;
+    s.type = DType::Q8_0;
+    s.vocab_from = kBundled;
+    const auto path = (std::filesystem::temp_directory_path() /
+                       ("parley-packed-" + std::to_string(::getpid()) + (tied ? "-tied" : "") + ".gguf"))
+                          .string();
+    write_random_model(s, path);
+    const auto packed = Model::load(path, "", Model::Layout::kPack);
+    const auto mapped = Model::load(path, "", Model::Layout::kMapOnly);
+    std::filesystem::remove(path);
+
+    EXPECT_EQ(mapped->packed_bytes(), 0u);
+    if (active_isa() < Isa::Vnni) {
+      EXPECT_EQ(packed->packed_bytes(), 0u) << "packing only pays off with an int8 dot-product path";
+      continue;
+    }
+    const Weights& w = packed->weights();
+    EXPECT_NE(w.layers[0].w_down.packed, nullptr);
+    EXPECT_NE(w.output.packed, nullptr);
+    EXPECT_EQ(w.token_embd.packed, nullptr) << "the embedding lookup reads rows";
+    // Every matrix the kernels read is packed: the same bytes, plus groups
+    // rounded up to a cache line (w_down's 11 blocks).
+    uint64_t matrix_bytes = 0;
+    auto add = [&](const MatrixView& m) { matrix_bytes += row_bytes(m.type, uint64_t(m.cols)) * uint64_t(m.rows); };
+    for (const LayerWeights& l : w.layers)
+      for (const MatrixView* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*m);
+    add(w.output);
+    EXPECT_GE(packed->packed_bytes(), matrix_bytes);
+    EXPECT_LE(packed->packed_bytes(), matrix_bytes + matrix_bytes / 100);
+
+    std::vector<int32_t> tokens(37);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 53 + 7) % 512);
+    // The packed kernels sum each row as the scalar ones do (block by block),
+    // so they agree to rounding; the row-major SIMD kernels sum across lanes,
+    // which can flip the next layer's 8-bit activation rounding (about 1% here).
+    const auto got = all_logits(*packed, tokens);
+    set_active_isa(Isa::Scalar);
+    const auto want = all_logits(*mapped, tokens);
+    set_active_isa(detect_isa());
+    double max_abs = 0, max_err = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      max_abs = std::max(max_abs, std::abs(double(want[i])));
+      max_err = std::max(max_err, std::abs(double(got[i]) - double(want[i])));
+    }
+    EXPECT_LT(max_err / max_abs, 1e-5);
+  }
+}
+
+}  // namespace
+}  // namespace parley
