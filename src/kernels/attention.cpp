@@ -97,6 +97,10 @@ class Attention {
         scale_row(a_.out + size_t(g) * size_t(hd_), c, hd_);
         sm_.max[g] = tile_max;
       }
+      if (fast_ && sm_.max[g] != kNoScore) {
+        sm_.sum[g] += avx2::exp_shifted(s, n, sm_.max[g]);
+        continue;
+      }
       for (int32_t j = 0; j < n; ++j) {
         s[j] = s[j] == kNoScore ? 0.0f : std::exp(s[j] - sm_.max[g]);
         sm_.sum[g] += s[j];

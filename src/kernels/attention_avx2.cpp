@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 
@@ -39,13 +40,56 @@ float dot_row(const float* q, const uint8_t* row, int32_t hd) {
   return hsum(_mm256_add_ps(a0, a1));
 }
 
-// One query head: each row converted as it is read. Several heads: each row
-// converted once into L1, then read by every head.
+// The eight sums of a[0..7]'s lanes, in order: a transpose by pairwise adds
+// instead of eight horizontal sums.
+inline __m256 sum8(const __m256* a) {
+  const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
+  const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// Eight rows (none empty) against one query head.
+template <class Row>
+void scores8(const uint8_t* const* rows, const float* q, int32_t hd, float scale, float* s) {
+  __m256 acc[8];
+  for (int k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
+  for (int32_t i = 0; i < hd; i += 8) {
+    const __m256 qv = _mm256_loadu_ps(q + i);
+    for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(qv, Row::load(rows[k], i), acc[k]);
+  }
+  _mm256_storeu_ps(s, _mm256_mul_ps(_mm256_set1_ps(scale), sum8(acc)));
+}
+
+bool all_rows(const uint8_t* const* rows) {
+  for (int k = 0; k < 8; ++k)
+    if (!rows[k]) return false;
+  return true;
+}
+
+// Rows eight at a time where none is empty, else one by one. With several
+// heads, each row is converted once into L1 and then read by every head.
 template <class Row>
 void scores(const uint8_t* const* rows, int32_t n, const float* q, int32_t group, int32_t hd, float scale, float* s,
             int32_t s_stride) {
-  alignas(32) float buf[512];
-  for (int32_t j = 0; j < n; ++j) {
+  alignas(32) float buf[8 * 512];
+  const uint8_t* converted[8];
+  int32_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    if (!all_rows(rows + j)) break;
+    if (group == 1) {
+      scores8<Row>(rows + j, q, hd, scale, s + j);
+      continue;
+    }
+    for (int k = 0; k < 8; ++k) {
+      float* dst = buf + size_t(k) * size_t(hd);
+      for (int32_t i = 0; i < hd; i += 8) _mm256_store_ps(dst + i, Row::load(rows[j + k], i));
+      converted[k] = reinterpret_cast<const uint8_t*>(dst);
+    }
+    for (int32_t g = 0; g < group; ++g)
+      scores8<F32Row>(converted, q + size_t(g) * size_t(hd), hd, scale, s + size_t(g) * size_t(s_stride) + size_t(j));
+  }
+  for (; j < n; ++j) {
     if (!rows[j]) continue;
     if (group == 1) {
       s[j] = scale * dot_row<Row>(q, rows[j], hd);
@@ -113,6 +157,23 @@ void attention_values(DType type, const uint8_t* const* rows, int32_t n, const f
     case DType::Q8_0: return values<Q8_0Row>(rows, n, p, p_stride, group, head_dim, out);
     default: return values<F32Row>(rows, n, p, p_stride, group, head_dim, out);
   }
+}
+
+float exp_shifted(float* s, int32_t n, float max) {
+  const __m256 m = _mm256_set1_ps(max);
+  __m256 sum = _mm256_setzero_ps();
+  int32_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), m));  // -inf - max underflows to 0
+    _mm256_storeu_ps(s + j, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  float total = hsum(sum);
+  for (; j < n; ++j) {
+    s[j] = std::isinf(s[j]) ? 0.0f : std::exp(s[j] - max);
+    total += s[j];
+  }
+  return total;
 }
 
 void f16_row_to_float(const uint8_t* src, float* dst, int32_t n) {

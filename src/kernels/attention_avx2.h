@@ -16,6 +16,9 @@ void attention_scores(DType type, const uint8_t* const* rows, int32_t n, const f
 void attention_values(DType type, const uint8_t* const* rows, int32_t n, const float* p, int32_t p_stride,
                       int32_t group, int32_t head_dim, float* out);
 
+// s[j] = exp(s[j] - max) (0 for -inf); returns the sum. max >= every s[j].
+float exp_shifted(float* s, int32_t n, float max);
+
 // Row conversions, with the same results as the reference ones in quant.h.
 void f16_row_to_float(const uint8_t* src, float* dst, int32_t n);
 void q8_0_row_to_float(const uint8_t* src, float* dst, int32_t n);  // n % 32 == 0
