@@ -18,32 +18,25 @@ namespace {
 
 int64_t groups_of(const MatrixView& w) { return (w.rows + kPackRows - 1) / kPackRows; }
 
-// Groups start on a cache line, so every 64-byte quant vector is aligned.
-int64_t group_stride(int64_t blocks) {
-  return (blocks * (kPackedQuantBytes + kPackedScaleBytes) + 63) / 64 * 64;
+PackedQ8 packed_view(const MatrixView& w, const void* data) {
+  return {static_cast<const uint8_t*>(data), w.rows, w.cols / kQK};
 }
 
-PackedQ8 packed_view(const MatrixView& w) {
-  const int64_t blocks = w.cols / kQK;
-  return {static_cast<const uint8_t*>(w.packed), w.rows, blocks, group_stride(blocks)};
-}
-
-void pack_group(const MatrixView& w, int64_t g, int64_t blocks, uint8_t* out) {
+void pack_group(const MatrixView& w, const PackedQ8& layout, uint8_t* out, int64_t g) {
   const auto* src = static_cast<const BlockQ8_0*>(w.data);
-  uint8_t* scales = out + blocks * kPackedQuantBytes;
   for (int64_t r = 0; r < kPackRows; ++r) {
     const int64_t row = g * kPackRows + r;
-    for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t* quants = out + b * kPackedQuantBytes + r * 4;
+    for (int64_t b = 0; b < layout.blocks; ++b) {
+      uint8_t* quants = out + layout.quant_offset(g, b) + r * 4;
       uint16_t d = 0;
       if (row < w.rows) {
-        const BlockQ8_0& blk = src[row * blocks + b];
+        const BlockQ8_0& blk = src[row * layout.blocks + b];
         d = blk.d;
         for (int k = 0; k < kQK; ++k) quants[(k / 4) * 64 + k % 4] = uint8_t(blk.qs[k] + 128);
       } else {
         for (int k = 0; k < kQK; ++k) quants[(k / 4) * 64 + k % 4] = 128;  // zero weights
       }
-      std::memcpy(scales + (b * kPackRows + r) * 2, &d, 2);
+      std::memcpy(out + layout.scale_offset(g, b) + r * 2, &d, 2);
     }
   }
 }
@@ -73,31 +66,28 @@ bool packing_helps(const MatrixView& w) {
 }
 
 uint64_t packed_bytes(const MatrixView& w) {
-  return uint64_t(groups_of(w)) * uint64_t(group_stride(w.cols / kQK));
+  return uint64_t(groups_of(w)) * uint64_t(packed_group_stride(w.cols / kQK));
 }
 
 void pack_q8_0(const MatrixView& w, uint8_t* out) {
   if (w.type != DType::Q8_0 || w.cols % kQK != 0) throw Error("pack_q8_0: not a Q8_0 matrix of whole blocks");
-  const int64_t blocks = w.cols / kQK, stride = group_stride(blocks);
-  for (int64_t g = 0; g < groups_of(w); ++g) {
-    std::memset(out + g * stride, 0, size_t(stride));
-    pack_group(w, g, blocks, out + g * stride);
-  }
+  const PackedQ8 layout = packed_view(w, out);
+  std::memset(out, 0, packed_bytes(w));
+  for (int64_t g = 0; g < groups_of(w); ++g) pack_group(w, layout, out, g);
 }
 
 void packed_kernel_scalar(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
   for (int64_t g = g0; g < g1; ++g) {
-    const uint8_t* quants = w.group(g);
-    const uint8_t* scales = w.scales(g);
     for (int64_t r = 0; r < kPackRows && g * kPackRows + r < w.rows; ++r)
       for (int64_t t = 0; t < n_tokens; ++t) {
         float sum = 0.0f;
         for (int64_t b = 0; b < w.blocks; ++b) {
           const int8_t* xq = x.q + (t * w.blocks + b) * kQK;
           int32_t isum = x.neg_sum[t * w.blocks + b];
-          for (int k = 0; k < kQK; ++k) isum += int32_t(quants[b * kPackedQuantBytes + (k / 4) * 64 + r * 4 + k % 4]) * xq[k];
+          const uint8_t* quants = w.quants(g, b);
+          for (int k = 0; k < kQK; ++k) isum += int32_t(quants[(k / 4) * 64 + r * 4 + k % 4]) * xq[k];
           uint16_t d;
-          std::memcpy(&d, scales + (b * kPackRows + r) * 2, 2);
+          std::memcpy(&d, w.scales(g, b) + r * 2, 2);
           sum += fp16_to_fp32(d) * x.d[t * w.blocks + b] * float(isum);
         }
         y[t * w.rows + g * kPackRows + r] = sum;
@@ -106,7 +96,7 @@ void packed_kernel_scalar(const PackedQ8& w, const PackedActs& x, int64_t n_toke
 }
 
 void packed_matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
-  const PackedQ8 pw = packed_view(w);
+  const PackedQ8 pw = packed_view(w, w.packed);
   const Acts acts = prepare_acts(DType::Q8_0, x, w.cols, n_tokens, pool);
   const PackedActs pa{acts.q, acts.d, neg_sums(acts.q, n_tokens * pw.blocks)};
   const PackedKernel kernel = active_isa() >= Isa::Vnni ? packed_kernel_vnni : packed_kernel_scalar;

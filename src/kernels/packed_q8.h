@@ -9,11 +9,13 @@
 // with one conversion and two multiplies per 16 rows x 1 token. The result of
 // 16 rows lands in one vector, stored as it is.
 //
-// Group g (rows 16g .. 16g+15; missing rows of the last group are zero):
-//   quants  [block b][j = 0..7][row 0..15][4 bytes]  (q + 128, as unsigned bytes)
-//   scales  [block b][row 0..15] fp16
+// Group g (rows 16g .. 16g+15; missing rows of the last group are zero),
+// blocks in pairs (b, b + 1):
+//   quants of b, then of b + 1: [j = 0..7][row 0..15][4 bytes]  (q + 128, unsigned)
+//   scales of b, then of b + 1: [row 0..15] fp16
 // The packed matrix has exactly the bytes of the original (34 per 32 weights)
-// plus the padding of the last group, so it can replace the file's pages.
+// when the rows are whole groups and the blocks come in pairs (otherwise up
+// to one group and one block more), so it can replace the file's pages.
 #include <cstdint>
 
 #include "kernels/matmul.h"

@@ -48,7 +48,7 @@ void tile(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, float* 
       __m512i wv[RG];
 #pragma GCC unroll 16
       for (int i = 0; i < RG; ++i)
-        wv[i] = _mm512_load_si512(w.group(g + i) + b * kPackedQuantBytes + j * 64);
+        wv[i] = _mm512_load_si512(w.quants(g + i, b) + j * 64);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
         const __m512i xb = broadcast4(xq + t * nb * 32 + j * 4);
@@ -59,7 +59,7 @@ void tile(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, float* 
     __m512 dw[RG];
 #pragma GCC unroll 16
     for (int i = 0; i < RG; ++i)
-      dw[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(g + i) + b * kPackedScaleBytes)));
+      dw[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(g + i, b))));
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const __m512 dx = _mm512_set1_ps(x.d[(t0 + t) * nb + b]);
@@ -96,6 +96,10 @@ void groups(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g,
 
 void packed_kernel_vnni(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
   int64_t g = g0;
+  // Decode (one or two tokens) is bound by memory: one group at a time keeps
+  // the weights a single sequential stream, which the prefetchers follow best.
+  if (n_tokens <= 2)
+    for (; g < g1; ++g) groups<1>(w, x, n_tokens, g, y);
   for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<kMaxGroups>(w, x, n_tokens, g, y);
   for (; g < g1; ++g) groups<1>(w, x, n_tokens, g, y);
 }

@@ -78,9 +78,10 @@ TEST(PackedQ8, PacksOnlyQ8_0OnAnInt8DotPath) {
   EXPECT_FALSE(packing_helps(q8));
   set_active_isa(detect_isa());
   EXPECT_EQ(packing_helps(q8), detect_isa() >= Isa::Vnni);
-  // Same bytes as the file per group of 16 rows, rounded to a cache line.
-  EXPECT_EQ(packed_bytes({DType::Q8_0, 32, 64, nullptr}), 2u * 2 * 34 * 16);
-  EXPECT_EQ(packed_bytes({DType::Q8_0, 17, 32, nullptr}), 2u * 576);
+  // The file's bytes for whole groups of 16 rows and pairs of blocks; else
+  // the last group and block are padded.
+  EXPECT_EQ(packed_bytes({DType::Q8_0, 32, 64, nullptr}), 32u * 2 * 34);
+  EXPECT_EQ(packed_bytes({DType::Q8_0, 17, 32, nullptr}), 32u * 2 * 34);
 }
 
 }  // namespace
