@@ -1,7 +1,9 @@
 // bench_kernels: matvec (decode) speed of every SIMD path against the
 // machine's measured memory read bandwidth, on the matrices of a 110M-parameter
 // Llama (dim 768, hidden 2048, 12 layers, vocab 32000) cycled in model order so
-// the weights never sit in cache; then prefill speed against n separate matvecs.
+// the weights never sit in cache; then prefill speed against n separate matvecs
+// (row-major and, where the loader would pack them, packed Q8_0 matrices),
+// with the int8 peak of the machine (AVX512-VNNI) to compare TOP/s against.
 //   bench_kernels [threads=2] [types=Q8_0,Q4_0,Q4_K,F16]
 // Needs about 256 MB of memory per type.
 #include <algorithm>
@@ -22,6 +24,9 @@
 #include "util/aligned_bytes.h"
 
 namespace parley {
+
+double vnni_peak_ops(ThreadPool& pool);  // int8_peak_vnni.cpp
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -186,8 +191,11 @@ void bench(int threads, const std::vector<DType>& types) {
   std::vector<uint64_t> bw_buf(kMinBytes / sizeof(uint64_t), 1);
   std::vector<double> bw;
   for (int i = 0; i < 5; ++i) bw.push_back(sum_bandwidth(bw_buf, pool));
-  std::printf("memory read bandwidth, %d threads: %.1f GB/s (median of 5 sums of %llu MB)\n\n", threads,
+  std::printf("memory read bandwidth, %d threads: %.1f GB/s (median of 5 sums of %llu MB)\n", threads,
               median(bw) / 1e9, (unsigned long long)(kMinBytes >> 20));
+  if (isa_supported(Isa::Vnni))
+    std::printf("int8 peak, %d threads: %.3f TOP/s (vpdpbusd chains in registers)\n", threads, vnni_peak_ops(pool) / 1e12);
+  std::printf("\n");
   std::printf("matvec (n_tokens = 1) over a 110M-parameter model's matrices, repeated to >= %llu MB:\n",
               (unsigned long long)(kMinBytes >> 20));
   std::printf("GB/s of weights streamed, and %% of the bandwidth sampled just before (medians of 10 passes)\n");

@@ -72,6 +72,15 @@ bool isa_supported(Isa isa) {
   return i < supported.size() && supported[i];
 }
 
+bool has_avx512_bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool bf16 = isa_supported(Isa::Avx512) && __builtin_cpu_supports("avx512bf16");
+  return bf16;
+#else
+  return false;
+#endif
+}
+
 Isa detect_isa() {
   for (int i = int(kNames.size()) - 1; i > 0; --i)
     if (isa_supported(Isa(i))) return Isa(i);

@@ -34,6 +34,8 @@ KernelTable build_table() {
       table[isa][id] = k ? k : table[isa - 1][id];
     }
   }
+  if (has_avx512_bf16())
+    for (size_t isa = size_t(Isa::Avx512); isa < kIsas; ++isa) table[isa][size_t(DType::BF16)] = bf16_kernel(DType::BF16);
   return table;
 }
 

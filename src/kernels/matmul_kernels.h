@@ -25,5 +25,6 @@ RowsKernel avx2_kernel(DType type);
 RowsKernel avx2_k_kernel(DType type);  // the K types' part of avx2_kernel
 RowsKernel avx512_kernel(DType type);
 RowsKernel vnni_kernel(DType type);
+RowsKernel bf16_kernel(DType type);  // BF16 weights with AVX512-BF16 (any AVX-512 path)
 
 }  // namespace parley
