@@ -136,7 +136,6 @@ void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
 void BatchForward::store_kv(int32_t l, const BatchChunk* chunks) {
   const LayerWeights& lw = model_.weights().layers[size_t(l)];
   const int32_t hd = c_.head_dim, kvd = c_.kv_dim();
-  const size_t head_bytes = row_bytes(cache_.type(), uint64_t(hd));
   pool_.parallel_for(n_, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const BatchChunk& c = chunks[tok_chunk_[size_t(t)]];
@@ -151,12 +150,10 @@ void BatchForward::store_kv(int32_t l, const BatchChunk* chunks) {
       if (!c.slot_pos) rope_.apply(k, c_.n_kv_heads, c.pos + i);
       const int32_t slot = slot_of(c, i);
       const int32_t block = c.blocks[slot / cache_.block_size()], in_block = slot % cache_.block_size();
-      uint8_t* kdst = cache_.k_row(block, l, in_block);
-      uint8_t* vdst = cache_.v_row(block, l, in_block);
       const float* v = v_.data() + size_t(t) * size_t(kvd);
       for (int32_t h = 0; h < c_.n_kv_heads; ++h) {
-        kv_row_from_float(cache_.type(), k + h * hd, kdst + size_t(h) * head_bytes, hd);
-        kv_row_from_float(cache_.type(), v + h * hd, vdst + size_t(h) * head_bytes, hd);
+        kv_row_from_float(cache_.type(), k + h * hd, cache_.k_row(block, l, in_block, h), hd);
+        kv_row_from_float(cache_.type(), v + h * hd, cache_.v_row(block, l, in_block, h), hd);
       }
     }
   });

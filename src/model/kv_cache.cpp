@@ -7,16 +7,17 @@
 
 namespace parley {
 
-// Per block: [layer][K | V][slot][KV head][head_dim elements].
+// Per block: [layer][K | V][KV head][slot][head_dim elements]. A head's rows
+// of a block are contiguous, so attention reads each block as one stream.
 KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n_blocks)
-    : type_(type), block_size_(block_size), n_blocks_(n_blocks) {
+    : type_(type), block_size_(block_size), n_kv_heads_(c.n_kv_heads), n_blocks_(n_blocks) {
   check_type(c, type);
   if (block_size < 1 || n_blocks < 1)
     throw Error("KV cache: need at least one block of at least one slot (block size " + std::to_string(block_size) +
                 ", " + std::to_string(n_blocks) + " blocks)");
-  head_bytes_ = row_bytes(type, uint64_t(c.head_dim));
-  slot_bytes_ = head_bytes_ * size_t(c.n_kv_heads);
-  layer_bytes_ = 2 * slot_bytes_ * size_t(block_size);
+  row_bytes_ = row_bytes(type, uint64_t(c.head_dim));
+  head_bytes_ = row_bytes_ * size_t(block_size);
+  layer_bytes_ = 2 * head_bytes_ * size_t(c.n_kv_heads);
   block_bytes_ = layer_bytes_ * size_t(c.n_layers);
   data_.reset(new uint8_t[block_bytes_ * size_t(n_blocks)]);
 }
@@ -38,22 +39,26 @@ PagedKv KvCache::layer(int32_t layer, const int32_t* blocks) const {
   PagedKv kv;
   kv.type = type_;
   kv.k = data_.get() + size_t(layer) * layer_bytes_;
-  kv.v = kv.k + slot_bytes_ * size_t(block_size_);
+  kv.v = kv.k + head_bytes_ * size_t(n_kv_heads_);
   kv.block_stride = block_bytes_;
-  kv.slot_stride = slot_bytes_;
+  kv.slot_stride = row_bytes_;
   kv.head_stride = head_bytes_;
   kv.block_size = block_size_;
   kv.blocks = blocks;
   return kv;
 }
 
-uint8_t* KvCache::row(int32_t block, int32_t layer, int32_t kind, int32_t slot) {
+uint8_t* KvCache::row(int32_t block, int32_t layer, int32_t kind, int32_t slot, int32_t head) {
   return data_.get() + size_t(block) * block_bytes_ + size_t(layer) * layer_bytes_ +
-         (size_t(kind) * size_t(block_size_) + size_t(slot)) * slot_bytes_;
+         (size_t(kind) * size_t(n_kv_heads_) + size_t(head)) * head_bytes_ + size_t(slot) * row_bytes_;
 }
 
-uint8_t* KvCache::k_row(int32_t block, int32_t layer, int32_t slot) { return row(block, layer, 0, slot); }
-uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot) { return row(block, layer, 1, slot); }
+uint8_t* KvCache::k_row(int32_t block, int32_t layer, int32_t slot, int32_t head) {
+  return row(block, layer, 0, slot, head);
+}
+uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot, int32_t head) {
+  return row(block, layer, 1, slot, head);
+}
 
 void KvCache::copy_block(int32_t dst, int32_t src) {
   std::memcpy(data_.get() + size_t(dst) * block_bytes_, data_.get() + size_t(src) * block_bytes_, block_bytes_);

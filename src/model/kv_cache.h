@@ -21,8 +21,9 @@ class KvCache {
 
   // One layer's K/V rows of a sequence whose block table is `blocks`.
   PagedKv layer(int32_t layer, const int32_t* blocks) const;
-  uint8_t* k_row(int32_t block, int32_t layer, int32_t slot);  // slot within the block
-  uint8_t* v_row(int32_t block, int32_t layer, int32_t slot);
+  // The row of KV head `head` at `slot` (within the block).
+  uint8_t* k_row(int32_t block, int32_t layer, int32_t slot, int32_t head);
+  uint8_t* v_row(int32_t block, int32_t layer, int32_t slot, int32_t head);
   void copy_block(int32_t dst, int32_t src);  // every layer's rows (copy-on-write)
 
   DType type() const { return type_; }
@@ -31,12 +32,13 @@ class KvCache {
   uint64_t bytes() const { return uint64_t(n_blocks_) * block_bytes_; }
 
  private:
-  uint8_t* row(int32_t block, int32_t layer, int32_t kind, int32_t slot);
+  uint8_t* row(int32_t block, int32_t layer, int32_t kind, int32_t slot, int32_t head);
 
   DType type_;
   int32_t block_size_;
+  int32_t n_kv_heads_;
   int64_t n_blocks_;
-  size_t head_bytes_, slot_bytes_, layer_bytes_, block_bytes_;
+  size_t row_bytes_, head_bytes_, layer_bytes_, block_bytes_;
   // Not value-initialised: the pool's pages are committed as blocks are used.
   std::unique_ptr<uint8_t[]> data_;
 };

@@ -36,14 +36,13 @@ class PagedKvFixture {
     for (auto& x : v_) x = normal(rng);
     q_.resize(size_t(s.kv_heads) * size_t(s.group) * row);
     for (auto& x : q_) x = normal(rng);
-    const size_t head_bytes = row_bytes(type, row);
     for (int32_t p = 0; p < s.length; ++p)
       for (int32_t h = 0; h < s.kv_heads; ++h) {
         const int32_t block = blocks_[size_t(p / block_size)], in = p % block_size;
-        kv_row_from_float(type, kv(k_, p, h), cache_.k_row(block, 0, in) + size_t(h) * head_bytes, s.head_dim);
-        kv_row_from_float(type, kv(v_, p, h), cache_.v_row(block, 0, in) + size_t(h) * head_bytes, s.head_dim);
+        kv_row_from_float(type, kv(k_, p, h), cache_.k_row(block, 0, in, h), s.head_dim);
+        kv_row_from_float(type, kv(v_, p, h), cache_.v_row(block, 0, in, h), s.head_dim);
         // The reference sees what the cache holds.
-        std::vector<uint8_t> tmp(head_bytes);
+        std::vector<uint8_t> tmp(row_bytes(type, row));
         quantize_row(type, kv(k_, p, h), tmp.data(), s.head_dim);
         dequantize_row(type, tmp.data(), kv(k_, p, h), s.head_dim);
         quantize_row(type, kv(v_, p, h), tmp.data(), s.head_dim);
