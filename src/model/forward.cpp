@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/attention.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "util/error.h"
@@ -38,7 +39,6 @@ Forward::Forward(const Model& model, ThreadPool& pool, int32_t max_context)
   gate_.resize(ch * size_t(c_.ffn_dim));
   up_.resize(ch * size_t(c_.ffn_dim));
   last_logits_.resize(size_t(c_.vocab_size));
-  scores_.resize(size_t(pool.size()) * size_t(max_context_));
 }
 
 float* Forward::k_cache(int32_t layer, int32_t pos) {
@@ -119,21 +119,31 @@ void Forward::attention(int32_t layer, int32_t n) {
     std::copy_n(k, kvd, k_cache(layer, pos_ + t));
     std::copy_n(v_.data() + size_t(t) * size_t(kvd), kvd, v_cache(layer, pos_ + t));
   }
-  const int32_t group = c_.n_heads / c_.n_kv_heads;
-  const float scale = 1.0f / std::sqrt(float(hd));
+  // The cache seen as one block of max_context slots, for the fused kernel.
+  const int32_t group = c_.n_heads / c_.n_kv_heads, only_block = 0;
+  PagedKv kv;
+  kv.type = DType::F32;
+  kv.k = reinterpret_cast<const uint8_t*>(k_cache(layer, 0));
+  kv.v = reinterpret_cast<const uint8_t*>(v_cache(layer, 0));
+  kv.slot_stride = size_t(kvd) * sizeof(float);
+  kv.head_stride = size_t(hd) * sizeof(float);
+  kv.block_size = max_context_;
+  kv.blocks = &only_block;
+  // Jobs are (token, KV head); later tokens attend to more, so threads take them in turn.
   pool_.run([&](int thread, int n_threads) {
-    float* scores = scores_.data() + size_t(thread) * size_t(max_context_);
-    for (int32_t job = thread; job < n * c_.n_heads; job += n_threads) {
-      const int32_t t = job / c_.n_heads, h = job % c_.n_heads, kvh = h / group;
-      const int32_t p = pos_ + t;
-      const int32_t first = c_.sliding_window > 0 ? std::max(0, p - c_.sliding_window + 1) : 0;
-      const float* q = q_.data() + size_t(t) * size_t(qd) + size_t(h) * size_t(hd);
-      for (int32_t j = first; j <= p; ++j)
-        scores[j - first] = dot(q, k_cache(layer, j) + kvh * hd, hd) * scale;
-      softmax(scores, p - first + 1);
-      float* out = att_.data() + size_t(t) * size_t(qd) + size_t(h) * size_t(hd);
-      std::fill_n(out, hd, 0.0f);
-      for (int32_t j = first; j <= p; ++j) axpy(out, scores[j - first], v_cache(layer, j) + kvh * hd, hd);
+    for (int32_t job = thread; job < n * c_.n_kv_heads; job += n_threads) {
+      const int32_t t = job / c_.n_kv_heads, kvh = job % c_.n_kv_heads, p = pos_ + t;
+      const size_t offset = size_t(t) * size_t(qd) + size_t(kvh) * size_t(group) * size_t(hd);
+      AttentionQuery a;
+      a.q = q_.data() + offset;
+      a.out = att_.data() + offset;
+      a.group = group;
+      a.head_dim = hd;
+      a.kv_head = kvh;
+      a.first = c_.sliding_window > 0 ? std::max(0, p - c_.sliding_window + 1) : 0;
+      a.end = p + 1;
+      a.scale = 1.0f / std::sqrt(float(hd));
+      paged_attention(kv, a);
     }
   });
 }

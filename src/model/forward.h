@@ -44,7 +44,6 @@ class Forward {
   int32_t pos_ = 0;
   std::vector<float> kv_;  // [layer][k|v][position][kv_dim]
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_logits_;
-  std::vector<float> scores_;  // [thread][max_context]
 };
 
 }  // namespace parley
