@@ -41,12 +41,12 @@ Forward::Forward(const Model& model, ThreadPool& pool, int32_t max_context)
   last_logits_.resize(size_t(c_.vocab_size));
 }
 
-float* Forward::k_cache(int32_t layer, int32_t pos) {
-  return kv_.data() + ((size_t(layer) * 2) * size_t(max_context_) + size_t(pos)) * size_t(c_.kv_dim());
-}
-
-float* Forward::v_cache(int32_t layer, int32_t pos) {
-  return kv_.data() + ((size_t(layer) * 2 + 1) * size_t(max_context_) + size_t(pos)) * size_t(c_.kv_dim());
+// [layer][K | V][KV head][position][head_dim]: each head's rows are contiguous.
+float* Forward::kv_row(int32_t layer, int32_t kind, int32_t head, int32_t pos) {
+  const size_t heads = size_t(c_.n_kv_heads);
+  return kv_.data() +
+         (((size_t(layer) * 2 + size_t(kind)) * heads + size_t(head)) * size_t(max_context_) + size_t(pos)) *
+             size_t(c_.head_dim);
 }
 
 void Forward::truncate(int32_t pos) {
@@ -116,17 +116,20 @@ void Forward::attention(int32_t layer, int32_t n) {
     }
     rope_.apply(q, c_.n_heads, t);
     rope_.apply(k, c_.n_kv_heads, t);
-    std::copy_n(k, kvd, k_cache(layer, pos_ + t));
-    std::copy_n(v_.data() + size_t(t) * size_t(kvd), kvd, v_cache(layer, pos_ + t));
+    const float* v = v_.data() + size_t(t) * size_t(kvd);
+    for (int32_t h = 0; h < c_.n_kv_heads; ++h) {
+      std::copy_n(k + h * hd, hd, kv_row(layer, 0, h, pos_ + t));
+      std::copy_n(v + h * hd, hd, kv_row(layer, 1, h, pos_ + t));
+    }
   }
   // The cache seen as one block of max_context slots, for the fused kernel.
   const int32_t group = c_.n_heads / c_.n_kv_heads, only_block = 0;
   PagedKv kv;
   kv.type = DType::F32;
-  kv.k = reinterpret_cast<const uint8_t*>(k_cache(layer, 0));
-  kv.v = reinterpret_cast<const uint8_t*>(v_cache(layer, 0));
-  kv.slot_stride = size_t(kvd) * sizeof(float);
-  kv.head_stride = size_t(hd) * sizeof(float);
+  kv.k = reinterpret_cast<const uint8_t*>(kv_row(layer, 0, 0, 0));
+  kv.v = reinterpret_cast<const uint8_t*>(kv_row(layer, 1, 0, 0));
+  kv.slot_stride = size_t(hd) * sizeof(float);
+  kv.head_stride = size_t(max_context_) * size_t(hd) * sizeof(float);
   kv.block_size = max_context_;
   kv.blocks = &only_block;
   // Jobs are (token, KV head); later tokens attend to more, so threads take them in turn.

@@ -32,8 +32,7 @@ class Forward {
   void attention(int32_t layer, int32_t n);
   void feed_forward(const LayerWeights& lw, int32_t n);
   void logits(const float* x, int32_t n, float* out);
-  float* k_cache(int32_t layer, int32_t pos);
-  float* v_cache(int32_t layer, int32_t pos);
+  float* kv_row(int32_t layer, int32_t kind, int32_t head, int32_t pos);  // kind 0: K, 1: V
 
   const Model& model_;
   const ModelConfig& c_;
@@ -42,7 +41,7 @@ class Forward {
   int32_t max_context_;
   int32_t chunk_;
   int32_t pos_ = 0;
-  std::vector<float> kv_;  // [layer][k|v][position][kv_dim]
+  std::vector<float> kv_;  // [layer][k|v][kv head][position][head_dim]
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, last_logits_;
 };
 
