@@ -92,9 +92,7 @@ void groups(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g,
   token_tail<RG, kMaxTokens - 1>(w, x, g, t, n_tokens - t, y);
 }
 
-}  // namespace
-
-void packed_kernel_vnni(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
+void groups_range(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
   int64_t g = g0;
   // Decode (one or two tokens) is bound by memory: one group at a time keeps
   // the weights a single sequential stream, which the prefetchers follow best.
@@ -102,6 +100,18 @@ void packed_kernel_vnni(const PackedQ8& w, const PackedActs& x, int64_t n_tokens
     for (; g < g1; ++g) groups<1>(w, x, n_tokens, g, y);
   for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<kMaxGroups>(w, x, n_tokens, g, y);
   for (; g < g1; ++g) groups<1>(w, x, n_tokens, g, y);
+}
+
+}  // namespace
+
+// Long prefills go through in blocks of tokens, so the activations a group
+// pair reads stay in L2 while the pair's weights stay in L1.
+void packed_kernel_vnni(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
+  constexpr int64_t kTokenBlock = 16 * kMaxTokens;
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
+    const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.neg_sum + t0 * w.blocks};
+    groups_range(w, xb, std::min(kTokenBlock, n_tokens - t0), g0, g1, y + t0 * w.rows);
+  }
 }
 
 }  // namespace parley

@@ -1,6 +1,6 @@
 // The packed Q8_0 GEMM (packed_q8.h): every path against the row-major scalar
 // kernel on shapes that are not multiples of the 16-row group, the 6-token
-// tile or 64 columns, on one and several threads.
+// tile, the 96-token block or 64 columns, on one and several threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -62,7 +62,7 @@ class PackedQ8Test : public ::testing::Test {
 
 TEST_F(PackedQ8Test, AgreesWithRowMajorKernels) {
   const Case cases[] = {{1, 32, 1},   {7, 96, 2},    {16, 64, 6},   {17, 352, 7},  {33, 32, 13},
-                        {48, 768, 1}, {203, 160, 3}, {64, 2048, 17}, {5, 96, 12}, {31, 480, 25}};
+                        {48, 768, 1}, {203, 160, 3}, {64, 2048, 17}, {5, 96, 12}, {31, 480, 25}, {40, 64, 203}};  // the last spans token blocks
   ThreadPool one(1), three(3);
   unsigned seed = 1;
   for (const Case& c : cases) {
