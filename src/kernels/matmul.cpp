@@ -68,7 +68,7 @@ void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, Thr
     kernel(rows, acts, n_tokens, 0, w.rows, y);
     return;
   }
-  pool.parallel_for(
+  pool.parallel_for_dynamic(
       w.rows, [&](int64_t r0, int64_t r1) { kernel(rows, acts, n_tokens, r0, r1, y); }, 4);
 }
 

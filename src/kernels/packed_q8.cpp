@@ -106,7 +106,7 @@ void packed_matmul(const MatrixView& w, const float* x, float* y, int64_t n_toke
     return;
   }
   // Pairs of groups: the kernel's widest tile.
-  pool.parallel_for(groups, [&](int64_t g0, int64_t g1) { kernel(pw, pa, n_tokens, g0, g1, y); }, 2);
+  pool.parallel_for_dynamic(groups, [&](int64_t g0, int64_t g1) { kernel(pw, pa, n_tokens, g0, g1, y); }, 2);
 }
 
 }  // namespace parley

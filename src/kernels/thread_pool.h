@@ -38,6 +38,25 @@ class ThreadPool {
     });
   }
 
+  // Like parallel_for, but in kChunksPerThread chunks per thread taken from a
+  // shared counter: a thread the OS preempts (other processes on the cores)
+  // holds up one small chunk, not a whole share. For kernels whose threads
+  // only read shared data.
+  template <class F>
+  void parallel_for_dynamic(int64_t n, F&& fn, int64_t grain = 1) {
+    constexpr int64_t kChunksPerThread = 4;
+    const int64_t units = (n + grain - 1) / grain;
+    const int64_t chunks = std::min(units, int64_t(n_threads_) * kChunksPerThread);
+    std::atomic<int64_t> next{0};
+    run([&](int, int) {
+      for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
+           c = next.fetch_add(1, std::memory_order_relaxed)) {
+        const int64_t b = units * c / chunks * grain, e = std::min(n, units * (c + 1) / chunks * grain);
+        if (b < e) fn(b, e);
+      }
+    });
+  }
+
  private:
   using Thunk = void (*)(void*, int, int);
   template <class F>

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace parley {
@@ -24,26 +29,58 @@ TEST(ThreadPool, RunCallsEveryThreadOnce) {
 }
 
 TEST(ThreadPool, ParallelForCoversRangeExactlyOnce) {
-  for (const int threads : {1, 2, 3, 5}) {
-    ThreadPool pool(threads);
-    for (const int64_t n : {0, 1, 5, 64, 1001}) {
-      for (const int64_t grain : {1, 32}) {
-        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
-        pool.parallel_for(
-            n,
-            [&](int64_t b, int64_t e) {
-              ASSERT_LT(b, e);
-              if (e < n) {
-                EXPECT_EQ(e % grain, 0) << "chunk ends off the grain";
-              }
-              for (int64_t i = b; i < e; ++i) hits[size_t(i)].fetch_add(1);
-            },
-            grain);
-        for (int64_t i = 0; i < n; ++i)
-          ASSERT_EQ(hits[size_t(i)].load(), 1) << "n " << n << " grain " << grain << " threads " << threads;
+  for (const bool dynamic : {false, true})
+    for (const int threads : {1, 2, 3, 5}) {
+      ThreadPool pool(threads);
+      for (const int64_t n : {0, 1, 5, 64, 1001}) {
+        for (const int64_t grain : {1, 32}) {
+          std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+          const auto fn = [&](int64_t b, int64_t e) {
+            ASSERT_LT(b, e);
+            if (e < n) {
+              EXPECT_EQ(e % grain, 0) << "chunk ends off the grain";
+            }
+            for (int64_t i = b; i < e; ++i) hits[size_t(i)].fetch_add(1);
+          };
+          if (dynamic) pool.parallel_for_dynamic(n, fn, grain);
+          else pool.parallel_for(n, fn, grain);
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(hits[size_t(i)].load(), 1)
+                << "n " << n << " grain " << grain << " threads " << threads << " dynamic " << dynamic;
+        }
       }
     }
+}
+
+// A thread held up in its first chunk (as when the OS runs another process on
+// its core) leaves the remaining chunks to the others.
+TEST(ThreadPool, DynamicChunksGoToTheThreadsThatAreFree) {
+  ThreadPool pool(2);
+  std::mutex m;
+  std::map<std::thread::id, int> chunks_by_thread;
+  std::atomic<bool> held{false};
+  std::atomic<int> others_done{0};
+  pool.parallel_for_dynamic(64, [&](int64_t, int64_t) {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      ++chunks_by_thread[std::this_thread::get_id()];
+    }
+    if (held.exchange(true)) {
+      ++others_done;
+      return;
+    }
+    // The first chunk waits until the other 7 are done (or 10 s pass, when they cannot be).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (others_done < 7 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  int total = 0, most = 0;
+  for (const auto& [id, n] : chunks_by_thread) {
+    total += n;
+    most = std::max(most, n);
   }
+  EXPECT_EQ(total, 8);  // 4 chunks per thread
+  EXPECT_EQ(most, 7) << "the held thread should have run only its first chunk";
 }
 
 TEST(ThreadPool, ClampsToOneThread) {
