@@ -16,7 +16,10 @@ inline void cpu_relax() {
 #endif
 }
 
-constexpr int kSpinIterations = 1 << 15;
+// About 60 us of pause instructions: enough to bridge the serial work between
+// a forward pass's dispatches; longer spins cost a busy machine dearly (a
+// spinning worker takes the core its own caller is waiting for).
+constexpr int kSpinIterations = 1 << 11;
 constexpr int kCallerSpinIterations = 1 << 10;
 
 // Denormal floats (tiny attention weights, say) make x86 multiply ~100x slower
