@@ -72,7 +72,6 @@ uint64_t packed_bytes(const MatrixView& w) {
 void pack_q8_0(const MatrixView& w, uint8_t* out) {
   if (w.type != DType::Q8_0 || w.cols % kQK != 0) throw Error("pack_q8_0: not a Q8_0 matrix of whole blocks");
   const PackedQ8 layout = packed_view(w, out);
-  std::memset(out, 0, packed_bytes(w));
   for (int64_t g = 0; g < groups_of(w); ++g) pack_group(w, layout, out, g);
 }
 

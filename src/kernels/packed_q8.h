@@ -32,7 +32,7 @@ bool packing_helps(const MatrixView& w);
 uint64_t packed_bytes(const MatrixView& w);
 
 // Writes the packed copy of the Q8_0 matrix `w` to `out` (64-byte aligned,
-// packed_bytes(w) bytes).
+// packed_bytes(w) bytes; the padding of an odd last block is left as it is).
 void pack_q8_0(const MatrixView& w, uint8_t* out);
 
 // matmul() for a matrix whose `packed` points at pack_q8_0's output.

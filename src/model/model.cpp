@@ -1,8 +1,11 @@
 #include "model/model.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "kernels/packed_q8.h"
 #include "util/error.h"
@@ -28,18 +31,26 @@ std::unique_ptr<Model> Model::load(const std::string& path, const std::string& t
 void Model::pack_matrices() {
   std::vector<MatrixView*> views;
   for (LayerWeights& l : weights_.layers)
-    for (MatrixView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) views.push_back(v);
-  views.push_back(&weights_.output);
-  for (MatrixView* v : views) {
-    if (!packing_helps(*v)) continue;
-    AlignedBytes& copy = packed_.emplace_back(parley::packed_bytes(*v));
-    pack_q8_0(*v, copy.data());
-    v->packed = copy.data();
-    packed_bytes_ += copy.size();
-    // The kernels read the copy now; the embedding lookup still reads a tied output's rows.
-    if (gguf_ && v->data != weights_.token_embd.data)
-      gguf_->release_pages(v->data, row_bytes(v->type, uint64_t(v->cols)) * uint64_t(v->rows));
-  }
+    for (MatrixView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+      if (packing_helps(*v)) views.push_back(v);
+  if (packing_helps(weights_.output)) views.push_back(&weights_.output);
+  packed_.reserve(views.size());
+  for (MatrixView* v : views) packed_bytes_ += packed_.emplace_back(parley::packed_bytes(*v)).size();
+  // Reading the file dominates: the matrices are packed on every core.
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> threads(std::max(1u, std::thread::hardware_concurrency()));
+  for (std::thread& t : threads)
+    t = std::thread([&] {
+      for (size_t i = next++; i < views.size(); i = next++) {
+        MatrixView& v = *views[i];
+        pack_q8_0(v, packed_[i].data());
+        v.packed = packed_[i].data();
+        // The kernels read the copy now; the embedding lookup still reads a tied output's rows.
+        if (gguf_ && v.data != weights_.token_embd.data)
+          gguf_->release_pages(v.data, row_bytes(v.type, uint64_t(v.cols)) * uint64_t(v.rows));
+      }
+    });
+  for (std::thread& t : threads) t.join();
 }
 
 std::string Model::name() const {
