@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/kv_options.h"
 #include "engine/engine_limits.h"
 #include "engine/llm_engine.h"
 #include "kernels/cpu.h"
@@ -89,9 +90,7 @@ EngineConfig engine_config(const BenchServeArgs& a) {
   c.kv_type = *type;
   if (a.policy != "fcfs" && a.policy != "cost-aware") throw Error("--policy: fcfs or cost-aware");
   c.policy = a.policy == "fcfs" ? SchedulePolicy::Fcfs : SchedulePolicy::CostAware;
-  const auto kv = kv_policy_from_name(a.kv_policy);
-  if (!kv) throw Error("--kv-policy: full, window, sink or heavy-hitter");
-  c.kv_retention.policy = *kv;
+  c.kv_retention.policy = parse_kv_policy(a.kv_policy);
   c.prefix_cache = !a.no_prefix_cache;
   return c;
 }
@@ -247,10 +246,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--block-size", a->engine.block_size, "tokens per KV block")->capture_default_str();
   cmd->add_option("--policy", a->policy, "scheduling: fcfs or cost-aware")->capture_default_str();
   cmd->add_flag("--no-prefix-cache", a->no_prefix_cache, "disable automatic prefix caching");
-  cmd->add_option("--kv-policy", a->kv_policy, "KV retention: full, window, sink, heavy-hitter")->capture_default_str();
-  cmd->add_option("--kv-window", a->engine.kv_retention.window, "recent tokens kept")->capture_default_str();
-  cmd->add_option("--kv-sink", a->engine.kv_retention.sink, "first tokens kept")->capture_default_str();
-  cmd->add_option("--kv-heavy", a->engine.kv_retention.heavy, "heavy hitters kept")->capture_default_str();
+  add_kv_retention_options(*cmd, a->kv_policy, a->engine.kv_retention);
   cmd->add_flag("--json", a->json, "print the results as one JSON object");
   cmd->callback([a] { run_bench_serve(*a); });
 }

@@ -30,6 +30,7 @@ loadtest::LoadOptions resolve(const LoadtestArgs& a) {
   if (o.max_tokens.lo < 1) throw Error("--max-tokens must be at least 1");
   if (o.sessions && !o.chat) throw Error("--sessions needs chat requests (not --completions)");
   if (o.turns < 1 || o.concurrency < 1) throw Error("--turns and --concurrency must be at least 1");
+  if (o.idle_connections < 0) throw Error("--idle-connections must be at least 0");
   if (o.requests <= 0 && o.duration_s <= 0) o.requests = 32;
   return o;
 }
@@ -81,6 +82,9 @@ void add_loadtest_command(CLI::App& app) {
   cmd->add_option("--timeout", o.timeout_s, "seconds per request")->capture_default_str();
   cmd->add_option("--seed", o.seed, "seed of prompts, lengths and arrivals")->capture_default_str();
   cmd->add_option("--io-threads", o.io_threads, "client I/O threads")->capture_default_str();
+  cmd->add_option("--idle-connections", o.idle_connections,
+                  "keep-alive connections opened (one GET /health each) before the load and held silent during it")
+      ->capture_default_str();
   cmd->add_flag("--progress", o.progress, "progress bar on stderr even when it is not a terminal");
   cmd->add_flag("--json", a->json, "print one JSON object with every number");
   cmd->callback([a] { run_loadtest(*a); });

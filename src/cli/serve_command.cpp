@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/kv_options.h"
 #include "engine/engine_limits.h"
 #include "engine/llm_engine.h"
 #include "model/model.h"
@@ -30,6 +31,7 @@ struct ServeArgs {
   EngineConfig engine;
   std::string kv_memory;  // empty: the engine's default
   std::string kv_type = "f16";
+  std::string kv_policy = "full";
   bool no_prefix_cache = false;
   // Sessions, response cache, static answers (docs/api.md, "Sessions and caching").
   serve::StateBackendOptions state;
@@ -85,6 +87,7 @@ void run_serve(ServeArgs& a) {
   a.engine.threads = a.model.resolved_threads();
   if (!a.kv_memory.empty()) a.engine.kv_memory_bytes = parse_memory_size(a.kv_memory);
   a.engine.kv_type = parse_kv_type(a.kv_type);
+  a.engine.kv_retention.policy = parse_kv_policy(a.kv_policy);
   a.engine.prefix_cache = !a.no_prefix_cache;
   a.state.response_cache_bytes = a.response_cache_bytes == "0" ? 0 : parse_memory_size(a.response_cache_bytes);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
@@ -95,7 +98,8 @@ void run_serve(ServeArgs& a) {
   const int32_t context = max_context > 0 ? max_context : model->config().context_length;
   const std::string id = a.model_id.empty() ? std::filesystem::path(model->path()).stem().string() : a.model_id;
   serve::ApiContext ctx(*model, *engine, id, fingerprint(*model),
-                        serve::ParamLimits{a.max_n, model->config().vocab_size, context});
+                        serve::ParamLimits{a.max_n, model->config().vocab_size, context,
+                                           a.engine.kv_retention.policy != KvPolicy::Full});
   serve::StateBackends backends(a.state, ctx.services);
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;
@@ -121,6 +125,9 @@ void add_ops_options(CLI::App& cmd, serve::OpsOptions& o) {
   cmd.add_option("--rate-limit-rps", o.rate.rps, "requests per second per key (per client IP without keys); 0 = off")->capture_default_str();
   cmd.add_option("--rate-limit-burst", o.rate.burst, "requests at once per key (0: the rps, at least 1)")->capture_default_str();
   cmd.add_option("--rate-limit-tpm", o.rate.tpm, "tokens (prompt + max_tokens) per minute per key; 0 = off")->capture_default_str();
+  cmd.add_option_function<std::vector<std::string>>(
+      "--trusted-proxy", [&t = s.trusted_proxies](const std::vector<std::string>& cidrs) { for (const auto& c : cidrs) t.add(c); },
+      "proxy address or CIDR whose X-Forwarded-For names the client (repeatable; default: none)");
   cmd.add_option("--max-messages", s.max_messages, "most messages per chat request (0 = any)")->capture_default_str();
   cmd.add_option("--max-prompt-tokens", s.max_prompt_tokens, "most prompt tokens per request (0 = the context)")->capture_default_str();
   cmd.add_option("--max-tokens-limit", s.max_tokens_limit, "cap on every request's max_tokens (0 = none)")->capture_default_str();
@@ -152,6 +159,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--max-batch-tokens", a.engine.max_batch_tokens, "tokens per engine step")->capture_default_str();
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
+  add_kv_retention_options(cmd, a.kv_policy, a.engine.kv_retention);
   cmd.add_flag("--no-prefix-cache", a.no_prefix_cache, "turn automatic prefix caching off");
   cmd.add_option("--state-db", a.state.state_db, "SQLite file that keeps sessions across restarts (default: memory only)");
   cmd.add_option("--redis-url", a.state.redis_url, "redis://[:password@]host:port/db: sessions and response cache in Redis");

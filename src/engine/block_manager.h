@@ -53,6 +53,8 @@ class BlockManager {
   int32_t free_blocks() const { return free_count_; }
   int32_t used_blocks() const { return total_blocks() - free_count_; }
   int32_t cached_blocks() const;  // free blocks still holding a findable prefix
+  // Forgets every free block's prefix (blocks in use keep theirs); returns how many.
+  int32_t drop_cached();
 
  private:
   uint64_t block_hash(uint64_t parent, const int32_t* tokens) const;

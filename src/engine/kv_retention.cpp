@@ -42,10 +42,10 @@ void validate_retention(const KvRetention& r, int32_t context_limit) {
   if (r.window < 1 || r.sink < 0 || r.heavy < 0)
     throw Error(std::string("KV retention ") + kv_policy_name(r.policy) +
                 ": window must be >= 1 and sink, heavy >= 0");
-  if (int64_t(r.sink) + r.heavy + r.window > context_limit)
+  // Only the sizes the policy uses count (a window policy ignores `sink`).
+  if (capacity_of(r) > context_limit)
     throw Error(std::string("KV retention ") + kv_policy_name(r.policy) + ": a budget of " +
-                std::to_string(int64_t(r.sink) + r.heavy + r.window) + " tokens exceeds the context of " +
-                std::to_string(context_limit));
+                std::to_string(capacity_of(r)) + " tokens exceeds the context of " + std::to_string(context_limit));
 }
 
 RetainedKv::RetainedKv(const KvRetention& r) : r_(r), capacity_(capacity_of(r)) {

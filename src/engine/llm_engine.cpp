@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "engine/engine_limits.h"
 #include "engine/logprobs.h"
@@ -66,6 +67,7 @@ struct LlmEngine::Impl {
   mutable std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
+  bool drop_cache = false;  // drop_cached_blocks() was called
   EngineStats stats, shared_stats;  // engine thread's, and the copy behind `mu`
   std::thread thread;
 };
@@ -97,14 +99,16 @@ LlmEngine::Impl::~Impl() {
 void LlmEngine::Impl::loop() {
   flush_denormals_here();
   for (;;) {
-    bool stop = false;
+    bool stop = false, drop = false;
     {
       std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return stopping || !inbox.empty() || !cancels.empty() || has_work(); });
+      cv.wait(lock, [&] { return stopping || drop_cache || !inbox.empty() || !cancels.empty() || has_work(); });
       inbox_taken.swap(inbox);
       cancels_taken.swap(cancels);
       stop = stopping;
+      drop = std::exchange(drop_cache, false);
     }
+    if (drop) blocks.drop_cached();
     for (Submission& s : inbox_taken) accept(s);
     inbox_taken.clear();
     for (RequestId id : cancels_taken) cancel(id);
@@ -188,8 +192,11 @@ void LlmEngine::Impl::expire(Clock::time_point now) {
 }
 
 bool LlmEngine::Impl::step() {
-  const auto& batch = scheduler.schedule(Clock::now());
+  const auto now = Clock::now();
+  const auto& batch = scheduler.schedule(now);
   if (batch.empty()) return false;
+  for (const auto& s : batch)
+    if (s.seq->first_step == Clock::time_point{}) s.seq->first_step = now;
   float* logits = nullptr;
   try {
     logits = runner.run(batch);
@@ -214,6 +221,7 @@ void LlmEngine::Impl::sample(Sequence& seq, float* logits) {
   const int32_t vocab = model.config().vocab_size;
   Event e;
   e.id = seq.id;
+  e.scheduled = seq.first_step;
   if (seq.req.top_logprobs >= 0) {  // penalised, before temperature: as sample() sees them
     std::copy_n(logits, vocab, penalised.data());
     seq.sampler.apply_penalties(penalised.data());
@@ -251,6 +259,7 @@ void LlmEngine::Impl::finish(Sequence& seq, FinishReason why, const std::string&
   e.prompt_tokens = seq.prompt_len;
   e.completion_tokens = seq.generated();
   e.cached_tokens = seq.cached_tokens;
+  e.scheduled = seq.first_step;
   if (why == FinishReason::Cancelled) ++stats.requests_cancelled;
   else if (why == FinishReason::Error) ++stats.requests_failed;
   else ++stats.requests_finished;
@@ -300,6 +309,14 @@ RequestId LlmEngine::submit(Request request, EventSink sink) {
   }
   impl_->cv.notify_one();
   return id;
+}
+
+void LlmEngine::drop_cached_blocks() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->drop_cache = true;
+  }
+  impl_->cv.notify_one();
 }
 
 void LlmEngine::cancel(RequestId id) {

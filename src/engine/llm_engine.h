@@ -53,6 +53,10 @@ class LlmEngine {
   // Cancels a waiting or running request; its memory is freed within one
   // step and its final event says Cancelled. Unknown/finished ids are ignored.
   void cancel(RequestId id);
+  // Empties the prefix cache: at its next step the engine thread forgets
+  // every cached block no sequence holds (the memory watchdog's first
+  // resort); running requests keep theirs.
+  void drop_cached_blocks();
   EngineStats stats() const;
   const Model& model() const;
   const EngineConfig& config() const;

@@ -71,6 +71,8 @@ struct Event {
   // Usage, in the final event: prompt tokens, generated tokens, and prompt
   // tokens whose K/V came from the prefix cache.
   int32_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  // When an engine step first ran the request (epoch: never): the end of its queue wait.
+  std::chrono::steady_clock::time_point scheduled{};
 };
 
 using EventSink = std::function<void(const Event&)>;

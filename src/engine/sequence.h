@@ -36,6 +36,7 @@ struct Sequence {
   RetainedKv kept;  // slot bookkeeping under a retention policy
   int32_t cached_tokens = 0;  // prompt tokens found in the prefix cache at first admission
   bool admitted = false;      // ever admitted (usage counts the first admission)
+  Clock::time_point first_step{};  // when a step first ran it (epoch: not yet)
   Sampler sampler;
   StreamingDetokenizer detok;
   StopStringMatcher stops;

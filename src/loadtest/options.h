@@ -32,6 +32,9 @@ struct LoadOptions {
   uint64_t seed = 1;
   int32_t io_threads = 2;
   bool progress = false;   // also when stderr is not a terminal
+  // Keep-alive connections opened (one GET /health each) before the load and
+  // held silent until it ends: what idle clients cost the server.
+  int32_t idle_connections = 0;
 };
 
 }  // namespace parley::loadtest

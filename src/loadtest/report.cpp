@@ -25,7 +25,8 @@ nlohmann::json config_json(const LoadOptions& o, const std::string& model) {
           {"max_tokens", range(o.max_tokens)},
           {"shared_prefix_tokens", o.shared_prefix_tokens},
           {"prompts_file", o.prompts_file},
-          {"seed", o.seed}};
+          {"seed", o.seed},
+          {"idle_connections", o.idle_connections}};
 }
 
 nlohmann::json errors_json(const std::vector<RequestRecord>& records) {
@@ -88,6 +89,11 @@ nlohmann::json make_report(const LoadOptions& o, const LoadResult& result) {
       {"errors", errors_json(result.records)},
   };
   if (o.turns > 1) j["ttft_by_turn_ms"] = ttft_by_turn(result.records, o.turns);
+  if (o.idle_connections > 0)
+    j["idle_connections"] = {{"requested", result.idle.requested},
+                             {"opened", result.idle.opened},
+                             {"open_at_end", result.idle.open_at_end},
+                             {"open_s", std::round(result.idle.open_s * 1000) / 1000}};
   return j;
 }
 
@@ -118,6 +124,13 @@ std::string format_report(const nlohmann::json& j) {
                     t["p50"].get<double>(), t["mean"].get<double>());
       out += line;
     }
+  if (j.contains("idle_connections")) {
+    const auto& i = j["idle_connections"];
+    std::snprintf(line, sizeof line, "idle connections: %lld requested, %lld opened in %.2f s, %lld still open at the end\n",
+                  (long long)i["requested"], (long long)i["opened"], i["open_s"].get<double>(),
+                  (long long)i["open_at_end"]);
+    out += line;
+  }
   const auto& e = j["errors"];
   if (e["total"].get<int64_t>() > 0) out += "errors: " + e["by_kind"].dump() + " by status " + e["by_status"].dump() +
                                             "; e.g. " + e["examples"][0].get<std::string>() + "\n";

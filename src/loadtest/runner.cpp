@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "loadtest/response_reader.h"
 #include "loadtest/url.h"
 #include "util/error.h"
+#include "util/fd_limit.h"
 
 namespace parley::loadtest {
 namespace {
@@ -315,6 +317,11 @@ LoadResult run_load(const LoadOptions& o, const ProgressFn& progress) {
       throw Error("cannot reach " + o.url + ": " + e.what());
     }
   }
+  std::optional<IdleConnections> idle;
+  if (o.idle_connections > 0) {
+    raise_fd_limit();
+    idle.emplace(url, endpoints, o.idle_connections);
+  }
   run.start(model);
   std::mutex mu;
   std::condition_variable cv;
@@ -334,7 +341,9 @@ LoadResult run_load(const LoadOptions& o, const ProgressFn& progress) {
   cv.notify_all();
   if (reporter.joinable()) reporter.join();
   if (progress) progress(run.finished(), run.failed(), run.elapsed());
-  return run.finish();
+  LoadResult result = run.finish();
+  if (idle) result.idle = idle->finish();
+  return result;
 }
 
 }  // namespace parley::loadtest

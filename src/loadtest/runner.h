@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "loadtest/idle_connections.h"
 #include "loadtest/options.h"
 #include "loadtest/request_record.h"
 
@@ -15,6 +16,7 @@ struct LoadResult {
   std::string model;
   double wall_s = 0;  // first request sent to last answer
   std::vector<RequestRecord> records;  // in order of completion
+  IdleCount idle;                      // with --idle-connections
 };
 
 // Progress: called about 5 times a second with (finished, failed, seconds).

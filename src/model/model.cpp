@@ -34,8 +34,14 @@ void Model::pack_matrices() {
     for (MatrixView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
       if (packing_helps(*v)) views.push_back(v);
   if (packing_helps(weights_.output)) views.push_back(&weights_.output);
-  packed_.reserve(views.size());
-  for (MatrixView* v : views) packed_bytes_ += packed_.emplace_back(parley::packed_bytes(*v)).size();
+  // One buffer for all of them: large enough for huge pages (fewer TLB misses
+  // while decode streams every matrix).
+  std::vector<uint64_t> offsets;
+  for (MatrixView* v : views) {
+    offsets.push_back(packed_bytes_);
+    packed_bytes_ += parley::packed_bytes(*v);
+  }
+  packed_ = AlignedBytes(packed_bytes_);
   // Reading the file dominates: the matrices are packed on every core.
   std::atomic<size_t> next{0};
   std::vector<std::thread> threads(std::max(1u, std::thread::hardware_concurrency()));
@@ -43,8 +49,8 @@ void Model::pack_matrices() {
     t = std::thread([&] {
       for (size_t i = next++; i < views.size(); i = next++) {
         MatrixView& v = *views[i];
-        pack_q8_0(v, packed_[i].data());
-        v.packed = packed_[i].data();
+        pack_q8_0(v, packed_.data() + offsets[i]);
+        v.packed = packed_.data() + offsets[i];
         // The kernels read the copy now; the embedding lookup still reads a tied output's rows.
         if (gguf_ && v.data != weights_.token_embd.data)
           gguf_->release_pages(v.data, row_bytes(v.type, uint64_t(v.cols)) * uint64_t(v.rows));

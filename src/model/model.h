@@ -50,7 +50,7 @@ class Model {
   std::unique_ptr<MappedFile> map_;  // llama2.c checkpoint mapping
   uint64_t weight_bytes_ = 0;
   uint64_t n_params_ = 0;
-  std::vector<AlignedBytes> packed_;
+  AlignedBytes packed_;  // every packed matrix, one after the other
   uint64_t packed_bytes_ = 0;
 };
 

@@ -44,10 +44,6 @@ class Exchange {
   // The name of the API key that authenticated the request ("" without keys).
   const std::string& api_key_name() const { return api_key_name_; }
   void set_api_key_name(std::string name) { api_key_name_ = std::move(name); }
-  // Who rate limits count against: the key's name, else the client's address.
-  std::string client_id() const {
-    return api_key_name_.empty() ? "ip:" + request().remote_address : "key:" + api_key_name_;
-  }
   // The matched route's pattern ("/v1/models/{id}"; "" when none matched): a metrics label.
   const std::string& route() const { return route_; }
   void set_route(std::string pattern) { route_ = std::move(pattern); }

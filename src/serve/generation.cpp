@@ -1,11 +1,13 @@
 #include "serve/generation.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parley::serve {
 namespace {
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double milliseconds(std::chrono::steady_clock::duration d) { return std::round(seconds(d) * 1e6) / 1e3; }
 
 }  // namespace
 
@@ -50,9 +52,10 @@ Generation::~Generation() {
 
 std::shared_ptr<Generation> Generation::start(LlmEngine& engine, GenerationRegistry& registry,
                                               std::vector<Request> requests, Post post, OnEvent on_event,
-                                              OnFinal on_final) {
+                                              OnFinal on_final, std::string request_id) {
   std::shared_ptr<Generation> g(
       new Generation(engine, registry, std::move(post), std::move(on_event), std::move(on_final), requests.size()));
+  g->request_id_ = std::move(request_id);
   std::vector<RequestId> ids;
   for (size_t i = 0; i < requests.size(); ++i) {
     g->timing_[i].submitted = Clock::now();
@@ -79,18 +82,46 @@ void Generation::observe(size_t index, const Event& e) {
   if (first) {
     registry_.queued_tokens_ -= t.prompt_tokens;
     --registry_.queued_requests_;
+    // Not observed for a request that ended before the engine ran it.
+    if (m && e.scheduled != Clock::time_point{}) m->queue_wait.observe(std::max(0.0, seconds(e.scheduled - t.submitted)));
   }
   if (m && e.token >= 0) {
     (first ? m->ttft : m->inter_token).observe(seconds(now - (first ? t.submitted : t.last_token)));
     m->output_tokens.add(1);
   }
-  if (e.token >= 0) t.last_token = now;
+  if (e.token >= 0) {
+    if (t.first_token == Clock::time_point{}) t.first_token = now;
+    t.last_token = now;
+  }
+  if (registry_.log_content_) t.text += e.text;
   if (!e.final) return;
   if (m) {
     m->e2e.observe(seconds(now - t.submitted));
     if (e.finish == FinishReason::Deadline) ++m->deadline_exceeded;
   }
+  log_finished(index, e, now);
   if (on_final_) on_final_(e);
+}
+
+// The engine side of a request, one line per choice; no prompt or answer
+// text unless --log-content (the access line has the request body then).
+void Generation::log_finished(size_t index, const Event& e, Clock::time_point now) {
+  obs::Logger* log = registry_.log_;
+  const obs::LogLevel level = e.finish == FinishReason::Error ? obs::LogLevel::Warn : obs::LogLevel::Info;
+  if (!log || !log->enabled(level)) return;
+  const Timing& t = timing_[index];
+  nlohmann::json line = {{"request_id", request_id_},
+                         {"choice", index},
+                         {"prompt_tokens", e.prompt_tokens},
+                         {"cached_prompt_tokens", e.cached_tokens},
+                         {"completion_tokens", e.completion_tokens},
+                         {"finish_reason", finish_reason_name(e.finish)},
+                         {"total_ms", milliseconds(now - t.submitted)}};
+  if (e.scheduled != Clock::time_point{}) line["queue_wait_ms"] = std::max(0.0, milliseconds(e.scheduled - t.submitted));
+  if (t.first_token != Clock::time_point{}) line["ttft_ms"] = milliseconds(t.first_token - t.submitted);
+  if (!e.error.empty()) line["error"] = e.error;
+  if (registry_.log_content_) line["text"] = t.text;
+  log->log(level, "request_finished", line);
 }
 
 void Generation::cancel() {

@@ -9,9 +9,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "engine/llm_engine.h"
+#include "obs/logger.h"
 #include "serve/serve_metrics.h"
 
 namespace parley::serve {
@@ -27,6 +29,12 @@ class GenerationRegistry {
   size_t size() const;
   // Histograms fed by every generation, HTTP and WebSocket (null: none). Set before serving.
   void set_metrics(ServeMetrics* metrics) { metrics_ = metrics; }
+  // Where each engine request's "request_finished" line goes (null: nowhere);
+  // with `content` it holds the answer text. Set before serving.
+  void set_log(obs::Logger* log, bool content) {
+    log_ = log;
+    log_content_ = content;
+  }
   // Requests submitted and still waiting for their first token, and their prompt tokens.
   uint64_t queued_requests() const { return queued_requests_.load(); }
   uint64_t queued_tokens() const { return queued_tokens_.load(); }
@@ -38,6 +46,8 @@ class GenerationRegistry {
   mutable std::mutex mu_;
   std::set<Generation*> live_;
   ServeMetrics* metrics_ = nullptr;
+  obs::Logger* log_ = nullptr;
+  bool log_content_ = false;
   std::atomic<uint64_t> queued_requests_{0}, queued_tokens_{0};
 };
 
@@ -53,7 +63,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // generation lives until the last final event has been handled.
   static std::shared_ptr<Generation> start(LlmEngine& engine, GenerationRegistry& registry,
                                            std::vector<Request> requests, Post post, OnEvent on_event,
-                                           OnFinal on_final = {});
+                                           OnFinal on_final = {}, std::string request_id = "");
   ~Generation();
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
@@ -66,13 +76,15 @@ class Generation : public std::enable_shared_from_this<Generation> {
   friend class GenerationRegistry;
   using Clock = std::chrono::steady_clock;
   struct Timing {
-    Clock::time_point submitted, last_token;
+    Clock::time_point submitted, first_token, last_token;
+    std::string text;  // the answer so far, kept only for a --log-content line
     std::atomic<bool> started{false};  // first event seen (read by oldest_wait_s)
     uint64_t prompt_tokens = 0;
   };
   Generation(LlmEngine& engine, GenerationRegistry& registry, Post post, OnEvent on_event, OnFinal on_final,
              size_t n);
   void observe(size_t index, const Event& e);  // engine thread
+  void log_finished(size_t index, const Event& e, Clock::time_point now);  // engine thread
 
   LlmEngine& engine_;
   GenerationRegistry& registry_;
@@ -82,6 +94,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   std::unique_ptr<Timing[]> timing_;
   size_t n_;
   std::vector<RequestId> ids_;
+  std::string request_id_;  // the API request's X-Request-Id, for the log
 };
 
 }  // namespace parley::serve

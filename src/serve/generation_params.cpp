@@ -4,6 +4,7 @@
 #include <string>
 
 #include "serve/api_error.h"
+#include "serve/kv_retention_param.h"
 
 namespace parley::serve {
 namespace {
@@ -80,8 +81,11 @@ void parse_sampling(const json& body, const ParamLimits& limits, GenerationParam
 GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style) {
   GenerationParams p;
   parse_sampling(body, limits, p);
-  const auto max_completion = get_integer(body, "max_completion_tokens", 1, limits.context_length);
-  const auto max_tokens = get_integer(body, "max_tokens", 1, limits.context_length);
+  p.kv_retention = parse_kv_retention(body, limits.context_length);
+  const bool bounded = p.kv_retention ? p.kv_retention->policy != KvPolicy::Full : limits.default_retains;
+  const int64_t most_tokens = bounded ? kMaxTokensPastContext : limits.context_length;
+  const auto max_completion = get_integer(body, "max_completion_tokens", 1, most_tokens);
+  const auto max_tokens = get_integer(body, "max_tokens", 1, most_tokens);
   p.max_tokens = int32_t(max_completion ? *max_completion : max_tokens.value_or(0));
   p.stop = parse_stop(body);
   p.ignore_eos = get_bool(body, "ignore_eos").value_or(false);

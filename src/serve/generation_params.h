@@ -2,9 +2,11 @@
 // The generation parameters of an OpenAI-style request body (and of /chat and
 // WebSocket requests, which take the same fields), validated.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/request.h"
 #include "engine/sampler.h"
 #include "serve/json_fields.h"
 
@@ -20,12 +22,18 @@ struct GenerationParams {
   int32_t top_logprobs = -1;  // -1: no logprobs; 0..20 alternatives per token
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  std::optional<KvRetention> kv_retention;  // unset: the server's default
 };
+
+// Under a bounded retention policy a generation may outlast the context
+// (docs/kv-policies.md); max_tokens then goes up to this.
+constexpr int32_t kMaxTokensPastContext = 1 << 20;
 
 struct ParamLimits {
   int32_t max_n = 8;
   int32_t vocab_size = 0;      // bounds logit_bias keys
-  int32_t context_length = 0;  // bounds max_tokens
+  int32_t context_length = 0;  // bounds max_tokens (under the full KV policy) and KV retention sizes
+  bool default_retains = false;  // the server's default KV policy is not `full` (no context bound)
 };
 
 // Chat takes `logprobs: bool` + `top_logprobs: N`; completions `logprobs: N`.

@@ -5,6 +5,7 @@
 
 #include "serve/http_session.h"
 #include "util/error.h"
+#include "util/fd_limit.h"
 
 namespace parley::serve {
 
@@ -18,6 +19,7 @@ HttpServer::HttpServer(const Router& router, ServerState& state, HttpOptions opt
 HttpServer::~HttpServer() { stop(); }
 
 uint16_t HttpServer::start() {
+  raise_fd_limit();  // thousands of idle keep-alive clients each hold a descriptor
   boost::system::error_code ec;
   const auto address = net::ip::make_address(options_.host, ec);
   if (ec) throw Error("serve: '" + options_.host + "' is not an IP address");

@@ -57,6 +57,8 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"degraded_requests", "counter", "Requests served by the fallback model", int64_t(m.degraded_requests.load())},
       {"deadline_exceeded", "counter", "Engine requests ended by their timeout", int64_t(m.deadline_exceeded.load())},
       {"watchdog_evictions", "counter", "Cache evictions by the memory watchdog", int64_t(m.watchdog_evictions.load())},
+      {"watchdog_prefix_cache_evictions", "counter", "Engine prefix caches emptied by the memory watchdog (its first resort)", int64_t(m.watchdog_prefix_cache_evictions.load())},
+      {"watchdog_response_cache_evictions", "counter", "Response caches emptied by the memory watchdog (its second resort)", int64_t(m.watchdog_response_cache_evictions.load())},
       {"degraded", "gauge", "1 in degraded mode", int64_t(st.degraded.load())},
       {"shedding", "gauge", "1 while memory is above the high watermark", int64_t(ctx.shedding.load())},
       {"queued_requests", "gauge", "Requests waiting for a first token", int64_t(ctx.generations.queued_requests())},
@@ -78,7 +80,8 @@ struct Latency {
 std::vector<Latency> latencies(const ServeMetrics& m) {
   return {{"ttft", "Time to first token (seconds)", m.ttft, m.ttft_recent},
           {"inter_token", "Time between tokens of one request (seconds)", m.inter_token, m.inter_token_recent},
-          {"e2e", "Request latency, submit to final event (seconds)", m.e2e, m.e2e_recent}};
+          {"e2e", "Request latency, submit to final event (seconds)", m.e2e, m.e2e_recent},
+          {"queue_wait", "Wait from admission to the engine's first step for the request (seconds)", m.queue_wait, m.queue_wait_recent}};
 }
 
 }  // namespace
@@ -92,6 +95,7 @@ json stats_json(const ApiContext& ctx) {
     out[std::string(l.name) + "_p99_s"] = l.recent.quantile(0.99);
   }
   out["output_tokens_per_s"] = ctx.metrics.output_tokens.rate();
+  out["queue_wait_count"] = ctx.metrics.queue_wait.count();  // requests that reached the engine's first step
   const EngineStats s = ctx.engine.stats();
   out["prefix_cache_hit_rate"] =
       s.prefix_cache_query_tokens ? double(s.prefix_cache_hit_tokens) / double(s.prefix_cache_query_tokens) : 0.0;

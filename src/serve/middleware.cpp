@@ -1,6 +1,7 @@
 #include "serve/middleware.h"
 
 #include "serve/api_error.h"
+#include "serve/client_address.h"
 #include "serve/detached_exchange.h"
 
 namespace parley::serve {
@@ -94,7 +95,7 @@ ResponseObserver access_log(ApiContext& ctx) {
                  {"status", rec.status},
                  {"bytes", rec.bytes},
                  {"duration_ms", std::round(rec.duration_ms * 1000) / 1000},
-                 {"client_ip", r.remote_address}};
+                 {"client_ip", client_address(r, ctx.ops.trusted_proxies)}};
     if (rec.first_byte_ms >= 0) line["ttft_ms"] = std::round(rec.first_byte_ms * 1000) / 1000;
     if (!ex.api_key_name().empty()) line["key"] = ex.api_key_name();
     if (rec.client_gone) line["client_gone"] = true;

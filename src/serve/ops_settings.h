@@ -2,6 +2,8 @@
 // The operations flags of `parley serve` (docs/operations.md); 0 means off.
 #include <cstdint>
 
+#include "serve/client_address.h"
+
 namespace parley::serve {
 
 struct OpsSettings {
@@ -16,6 +18,7 @@ struct OpsSettings {
   double degrade_queue_wait_ms = 0;  // degraded mode above this wait for a first token
   double degrade_p99_ms = 0;         // … or above this P99 time to first token (last 10 s)
   double degrade_hold_s = 10;        // leave after this long below half of both
+  TrustedProxies trusted_proxies;    // --trusted-proxy: whose X-Forwarded-For is believed
 };
 
 }  // namespace parley::serve

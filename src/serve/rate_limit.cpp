@@ -27,6 +27,10 @@ ApiError too_many(Exchange& ex, const state::BucketResult& r, const std::string&
 RateLimiter::RateLimiter(std::unique_ptr<state::RateBuckets> buckets, RateLimits defaults, const KeyStore& keys)
     : buckets_(std::move(buckets)), defaults_(defaults), keys_(keys) {}
 
+std::string RateLimiter::client(const Exchange& ex) const {
+  return ex.api_key_name().empty() ? "ip:" + client_address(ex.request(), proxies_) : "key:" + ex.api_key_name();
+}
+
 RateLimits RateLimiter::limits_for(const std::string& key_name) const {
   RateLimits l = defaults_;
   if (const ApiKey* k = key_name.empty() ? nullptr : keys_.by_name(key_name)) {
@@ -40,7 +44,7 @@ RateLimits RateLimiter::limits_for(const std::string& key_name) const {
 void RateLimiter::admit_request(Exchange& ex) {
   const RateLimits l = limits_for(ex.api_key_name());
   if (l.rps <= 0) return;
-  const state::BucketResult r = buckets_->take("rps:" + ex.client_id(), 1, l.rps, l.burst);
+  const state::BucketResult r = buckets_->take("rps:" + client(ex), 1, l.rps, l.burst);
   set_limit_headers(ex, "", l.burst, r);
   if (!r.allowed) throw too_many(ex, r, "requests (" + whole(l.rps) + " per second)");
 }
@@ -48,7 +52,7 @@ void RateLimiter::admit_request(Exchange& ex) {
 TokenReservation RateLimiter::reserve_tokens(Exchange& ex, double tokens) {
   const RateLimits l = limits_for(ex.api_key_name());
   if (l.tpm <= 0) return {};
-  TokenReservation res{"tpm:" + ex.client_id(), std::min(tokens, l.tpm), l.tpm};
+  TokenReservation res{"tpm:" + client(ex), std::min(tokens, l.tpm), l.tpm};
   const state::BucketResult r = buckets_->take(res.client, res.tokens, l.tpm / 60, l.tpm);
   set_limit_headers(ex, "-Tokens", l.tpm, r);
   if (!r.allowed) throw too_many(ex, r, "tokens (" + whole(l.tpm) + " per minute)");

@@ -7,8 +7,10 @@
 // X-RateLimit-Limit/Remaining/Reset (and the -Tokens variants).
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "serve/auth.h"
+#include "serve/client_address.h"
 #include "serve/exchange.h"
 #include "state/rate_buckets.h"
 
@@ -39,11 +41,16 @@ class RateLimiter {
   void settle(const TokenReservation& r, double used);
 
   RateLimits limits_for(const std::string& key_name) const;
+  // Whose X-Forwarded-For names the client (per-address buckets behind a proxy).
+  void set_trusted_proxies(TrustedProxies proxies) { proxies_ = std::move(proxies); }
 
  private:
   std::unique_ptr<state::RateBuckets> buckets_;
   RateLimits defaults_;
   const KeyStore& keys_;
+  TrustedProxies proxies_;
+  // Whose bucket: "key:" + the key's name, else "ip:" + the client's address.
+  std::string client(const Exchange& ex) const;
 };
 
 }  // namespace parley::serve

@@ -20,6 +20,7 @@ Request make_request(const GenerationParams& p, const std::vector<int32_t>& prom
   r.stop_strings = p.stop;
   r.ignore_eos = p.ignore_eos;
   r.top_logprobs = p.top_logprobs;
+  r.kv_retention = p.kv_retention;
   return r;
 }
 

@@ -18,9 +18,10 @@ struct ServeMetrics {
   obs::Histogram ttft{obs::latency_buckets()};         // submit → first token, seconds
   obs::Histogram inter_token{obs::latency_buckets()};  // between tokens of one request
   obs::Histogram e2e{obs::latency_buckets()};          // submit → final event
+  obs::Histogram queue_wait{obs::latency_buckets()};   // submit (after admission) → the engine's first step for it
   obs::Histogram batch_size{obs::size_buckets()};      // running sequences, sampled every second
   // The same over the last 10 s (the watchdog ticks them): /v1/stats and degraded mode.
-  obs::LatencyWindow ttft_recent{ttft}, inter_token_recent{inter_token}, e2e_recent{e2e};
+  obs::LatencyWindow ttft_recent{ttft}, inter_token_recent{inter_token}, e2e_recent{e2e}, queue_wait_recent{queue_wait};
   obs::RateWindow output_tokens{10};                   // generated tokens, for tok/s over the last 10 s
   std::atomic<uint64_t> rate_limited{0};     // 429s
   std::atomic<uint64_t> unauthorized{0};     // 401s
@@ -29,7 +30,8 @@ struct ServeMetrics {
   std::atomic<uint64_t> degraded_requests{0};  // served by the fallback model
   std::atomic<uint64_t> deadline_exceeded{0};  // ended by their `timeout`
   std::atomic<uint64_t> rss_bytes{0};        // last watchdog reading
-  std::atomic<uint64_t> watchdog_evictions{0};
+  std::atomic<uint64_t> watchdog_evictions{0};  // both stages below
+  std::atomic<uint64_t> watchdog_prefix_cache_evictions{0}, watchdog_response_cache_evictions{0};
 
   void count_response(const std::string& route, int status) {
     std::lock_guard lock(mu_);

@@ -19,22 +19,48 @@ struct WatchdogState {
       : load(1.0, 0.5, std::chrono::milliseconds(int64_t(o.degrade_hold_s * 1000))) {}
 };
 
+void count_eviction(ApiContext& ctx, std::atomic<uint64_t>& stage, const nlohmann::json& fields) {
+  ++stage;
+  ++ctx.metrics.watchdog_evictions;
+  ctx.log.log(obs::LogLevel::Warn, "memory_evict", fields);
+}
+
+// The memory that can go at once, in order: the engines' prefix caches (KV
+// blocks no request holds), then the response cache. Each stage runs on
+// every check above the high watermark while it has something to drop.
+void evict(ApiContext& ctx, uint64_t rss, bool entering) {
+  uint64_t cached = 0;
+  for (LlmEngine* e : {&ctx.engine, ctx.fallback_engine})
+    if (const uint64_t n = e ? e->stats().kv_blocks_cached : 0; n > 0) {
+      e->drop_cached_blocks();
+      cached += n;
+    }
+  if (cached > 0)
+    count_eviction(ctx, ctx.metrics.watchdog_prefix_cache_evictions,
+                   {{"stage", "prefix_cache"}, {"cached_blocks", cached}, {"rss_bytes", rss}});
+  state::ResponseCache* cache = ctx.services.response_cache;
+  // On entering, cleared whatever its local counters say (a shared backend counts nothing here).
+  if (cache && (entering || cache->stats().entries.load() > 0)) {
+    const uint64_t entries = cache->stats().entries.load();
+    cache->clear();
+    count_eviction(ctx, ctx.metrics.watchdog_response_cache_evictions,
+                   {{"stage", "response_cache"}, {"entries", entries}, {"rss_bytes", rss}});
+  }
+}
+
+// Above the high watermark: evict, and shed new requests (the last stage)
+// until RSS is back below the low one.
 void check_memory(ApiContext& ctx, WatchdogState& w) {
   const uint64_t rss = obs::resident_bytes();
   ctx.metrics.rss_bytes = rss;
   if (ctx.ops.max_rss == 0) return;
   const bool was = ctx.shedding;
   const bool now = w.memory.update(double(rss) / double(ctx.ops.max_rss));
-  if (now && !was) {
-    // The response cache is the memory that can go at once; then new work is refused.
-    if (ctx.services.response_cache) {
-      ctx.services.response_cache->clear();
-      ++ctx.metrics.watchdog_evictions;
-    }
+  if (now && !was)
     ctx.log.log(obs::LogLevel::Warn, "memory_high", {{"rss_bytes", rss}, {"max_rss", ctx.ops.max_rss}});
-  } else if (was && !now) {
+  else if (was && !now)
     ctx.log.log(obs::LogLevel::Info, "memory_ok", {{"rss_bytes", rss}});
-  }
+  if (now) evict(ctx, rss, !was);
   ctx.shedding = now;
 }
 
@@ -52,7 +78,7 @@ void check_load(ApiContext& ctx, WatchdogState& w) {
 }
 
 void tick_windows(ServeMetrics& m) {
-  for (obs::LatencyWindow* w : {&m.ttft_recent, &m.inter_token_recent, &m.e2e_recent}) w->tick();
+  for (obs::LatencyWindow* w : {&m.ttft_recent, &m.inter_token_recent, &m.e2e_recent, &m.queue_wait_recent}) w->tick();
 }
 
 }  // namespace

@@ -44,6 +44,9 @@ async function errorOf(response, status, code) {
   return error;
 }
 
+// The server's JSON log lines so far.
+const logLines = (server) => server.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+
 // Resolves with the HTTP status a WebSocket upgrade got (101 on success).
 function upgradeStatus(url) {
   return new Promise((resolve, reject) => {
@@ -221,6 +224,7 @@ test('metrics: histograms, responses by route and status, and /v1/stats percenti
     const metric = (text, name) => Number((text.match(new RegExp(`^${name} (\\S+)$`, 'm')) || [])[1] ?? NaN);
     const before = await (await fetch(`${u}/metrics`)).text();
     assert.equal(metric(before, 'parley_ttft_seconds_count'), 0);
+    assert.equal(metric(before, 'parley_queue_wait_seconds_count'), 0);
     for (let i = 0; i < 3; i++) {
       const r = await post(u, '/v1/chat/completions', chat('Tell me a story', { max_tokens: 16, ignore_eos: true, stream: true }));
       await r.text();
@@ -230,6 +234,8 @@ test('metrics: histograms, responses by route and status, and /v1/stats percenti
     assert.equal(metric(after, 'parley_ttft_seconds_count'), 3);
     assert.equal(metric(after, 'parley_inter_token_seconds_count'), 45);
     assert.equal(metric(after, 'parley_e2e_seconds_count'), 3);
+    assert.equal(metric(after, 'parley_queue_wait_seconds_count'), 3);
+    assert.ok(metric(after, 'parley_queue_wait_seconds_sum') <= metric(after, 'parley_ttft_seconds_sum'));
     assert.match(after, /parley_responses_total\{route="\/v1\/chat\/completions",status="200"\} 3\n/);
     assert.match(after, /parley_responses_total\{route="unmatched",status="404"\} 1\n/);
     assert.ok(metric(after, 'parley_rss_bytes') > 1e6 || (await waitForStats(u, (s) => s.rss_bytes > 1e6)).rss_bytes > 1e6);
@@ -238,6 +244,8 @@ test('metrics: histograms, responses by route and status, and /v1/stats percenti
     assert.ok(s.ttft_p99_s >= s.ttft_p50_s && s.ttft_p50_s > 0, JSON.stringify(s));
     assert.ok(s.e2e_p99_s > 0);
     assert.ok(s.output_tokens_per_s >= 0);
+    assert.equal(s.queue_wait_count, 3);
+    assert.ok(s.queue_wait_p99_s >= 0);
   } finally {
     await stopClean(server);
   }
@@ -285,4 +293,101 @@ test('alert rules pass promtool check and their unit tests', { skip: !existsSync
   const rules = join(process.cwd(), 'deploy', 'prometheus');
   assert.match(execFileSync('promtool', ['check', 'rules', join(rules, 'alerts.yml')], { encoding: 'utf8' }), /SUCCESS: 6 rules found/);
   assert.match(execFileSync('promtool', ['test', 'rules', join(rules, 'alerts_test.yml')], { encoding: 'utf8' }), /SUCCESS/);
+});
+
+test('memory watchdog: above --max-rss the engine prefix cache goes first, and new requests are shed', async () => {
+  const server = await startServer(['-m', slow.path, '--max-rss', '1M']);
+  try {
+    const u = server.url;
+    // Admitted before the first check (a second after the start), it runs on while the server sheds.
+    const abort = new AbortController();
+    const long = await post(u, '/v1/completions', { prompt: 'Once upon a time', max_tokens: 4000, ignore_eos: true, stream: true },
+      {}, abort.signal);
+    assert.equal(long.status, 200);
+    const shedding = await waitForStats(u, (s) => s.shedding === 1, 5000);
+    assert.equal(shedding.shedding, 1);
+    await errorOf(await post(u, '/v1/completions', { prompt: 'Once', max_tokens: 2 }), 503, 'overloaded');
+    // Cancelled, its blocks stay cached for prefix reuse: until the next check drops them.
+    abort.abort();
+    await long.body?.cancel().catch(() => {});
+    const s = await waitForStats(u, (x) => x.watchdog_prefix_cache_evictions >= 1 && x.kv_blocks_cached === 0 && x.running === 0, 5000);
+    assert.ok(s.watchdog_prefix_cache_evictions >= 1, JSON.stringify(s));
+    assert.equal(s.kv_blocks_cached, 0);
+    const evicted = logLines(server).find((l) => l.event === 'memory_evict' && l.stage === 'prefix_cache');
+    assert.ok(evicted && evicted.cached_blocks > 0, 'the eviction was logged with the blocks it dropped');
+    assert.equal(evicted.level, 'warn');
+    assert.match(await (await fetch(`${u}/metrics`)).text(), /parley_watchdog_prefix_cache_evictions_total [1-9]/);
+  } finally {
+    await stopClean(server);
+  }
+});
+
+test('engine log lines: request_finished with usage and timings; prompt and answer text only with --log-content', async () => {
+  const prompt = 'Quixotic zebras juggle marmalade under the violet moon';
+  for (const content of [false, true]) {
+    // No response cache: the second request must reach the engine.
+    const server = await startServer(['--response-cache-bytes', '0', ...(content ? ['--log-content'] : [])]);
+    try {
+      const answers = [];
+      for (const n of [1, 2]) {
+        const r = await post(server.url, '/v1/completions', { prompt, max_tokens: 24, ignore_eos: true, temperature: 0 },
+          { 'x-request-id': `log-${content}-${n}` });
+        assert.equal(r.status, 200);
+        answers.push((await r.json()).choices[0].text);
+      }
+      assert.ok(answers[0].trim().length >= 10, answers[0]);
+      await sleep(50);
+      const finished = (n) => logLines(server).find((l) => l.event === 'request_finished' && l.request_id === `log-${content}-${n}`);
+      const first = finished(1), second = finished(2);
+      assert.ok(first && second, server.stderr().slice(-2000));
+      assert.ok(first.prompt_tokens > 16);
+      assert.equal(first.completion_tokens, 24);
+      assert.equal(first.finish_reason, 'length');
+      assert.equal(first.choice, 0);
+      assert.ok(first.queue_wait_ms >= 0 && first.ttft_ms >= first.queue_wait_ms && first.total_ms >= first.ttft_ms, JSON.stringify(first));
+      assert.ok(second.cached_prompt_tokens > 0, 'the same prompt again: found in the prefix cache');
+      const log = server.stderr();
+      if (content) {
+        assert.equal(first.text, answers[0]);
+        assert.ok(log.includes(prompt), 'the access line has the request body');
+      } else {
+        assert.equal(first.text, undefined);
+        for (const text of [prompt, answers[0].trim(), JSON.stringify(answers[0].trim()).slice(1, -1)])
+          assert.ok(!log.includes(text), `logged without --log-content: ${text}`);
+      }
+    } finally {
+      await stopClean(server);
+    }
+  }
+});
+
+test('--trusted-proxy: X-Forwarded-For picks the rate bucket only through a trusted peer', async () => {
+  const limits = ['--rate-limit-rps', '0.1', '--rate-limit-burst', '1'];
+  const get = (u, forwarded, id) => fetch(`${u}/v1/models`, { headers: { 'x-forwarded-for': forwarded, 'x-request-id': id } });
+  const clientIp = (server, id) => logLines(server).find((l) => l.event === 'access' && l.request_id === id)?.client_ip;
+  const trusted = await startServer([...limits, '--trusted-proxy', '10.0.0.0/8', '--trusted-proxy', '127.0.0.1']);
+  try {
+    const u = trusted.url;
+    assert.equal((await get(u, '203.0.113.1', 'a1')).status, 200);
+    assert.equal((await get(u, '203.0.113.1', 'a2')).status, 429, 'its bucket is empty');
+    assert.equal((await get(u, '203.0.113.2', 'b1')).status, 200, 'another client, another bucket');
+    // A forged left-most entry changes nothing: the right-most untrusted one counts.
+    assert.equal((await get(u, '198.51.100.7, 203.0.113.2, 10.1.2.3', 'b2')).status, 429);
+    await sleep(50);
+    assert.equal(clientIp(trusted, 'a1'), '203.0.113.1');
+    assert.equal(clientIp(trusted, 'b2'), '203.0.113.2');
+  } finally {
+    await stopClean(trusted);
+  }
+  const direct = await startServer(limits);
+  try {
+    const u = direct.url;
+    assert.equal((await get(u, '203.0.113.1', 'c1')).status, 200);
+    assert.equal((await get(u, '203.0.113.2', 'c2')).status, 429, 'without --trusted-proxy the header is ignored');
+    await sleep(50);
+    assert.equal(clientIp(direct, 'c1'), '127.0.0.1');
+  } finally {
+    await stopClean(direct);
+  }
+  await assert.rejects(startServer(['--trusted-proxy', '10.0.0.0/33']), /trusted-proxy/);
 });

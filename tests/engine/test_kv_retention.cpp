@@ -21,6 +21,15 @@ std::vector<int32_t> positions(const RetainedKv& kv) {
   return std::vector<int32_t>(kv.slot_pos(), kv.slot_pos() + kv.n_slots());
 }
 
+// A policy's budget is the sizes it uses: the defaults of the others
+// (heavy = 64 under sink, say) do not count against the context.
+TEST(RetentionBudget, CountsOnlyThePolicysSizes) {
+  EXPECT_NO_THROW(validate_retention(KvRetention{KvPolicy::Sink, 500, 12, 64}, 512));
+  EXPECT_NO_THROW(validate_retention(KvRetention{KvPolicy::Window, 512, 100, 100}, 512));
+  EXPECT_THROW(validate_retention(KvRetention{KvPolicy::HeavyHitter, 500, 12, 64}, 512), Error);
+  EXPECT_THROW(validate_retention(KvRetention{KvPolicy::Window, 513, 0, 0}, 512), Error);
+}
+
 TEST(RetainedKv, WindowKeepsTheLastTokens) {
   RetainedKv kv({KvPolicy::Window, 4, 0, 0});
   EXPECT_EQ(kv.capacity(), 4);

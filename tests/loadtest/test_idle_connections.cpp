@@ -1,0 +1,117 @@
+// IdleConnections against a small real HTTP server (Beast, a thread per
+// connection) that answers GET /health and closes every other connection
+// shortly after, or refuses /health altogether.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+#include "loadtest/idle_connections.h"
+#include "util/error.h"
+
+using namespace parley::loadtest;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+class HealthServer {
+ public:
+  explicit HealthServer(unsigned status) : status_(status), acceptor_(ioc_, tcp::endpoint(net::ip::address_v4::loopback(), 0)) {
+    thread_ = std::thread([this] { accept_loop(); });
+  }
+  ~HealthServer() {
+    stop_ = true;
+    boost::system::error_code ec;
+    tcp::socket poke(ioc_);
+    poke.connect(acceptor_.local_endpoint(), ec);  // wakes accept()
+    thread_.join();
+    for (auto& t : connections_) t.join();
+  }
+  Url url() const { return Url::parse("http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port())); }
+  int health_requests() const { return health_; }
+
+ private:
+  void accept_loop() {
+    for (int i = 0; !stop_; ++i) {
+      tcp::socket s(ioc_);
+      boost::system::error_code ec;
+      acceptor_.accept(s, ec);
+      if (ec || stop_) break;
+      connections_.emplace_back([this, i, s = std::move(s)]() mutable { serve(std::move(s), i % 2 == 1); });
+    }
+  }
+
+  // Answers one request; then closes after 50 ms (`close_soon`) or waits for the client to leave.
+  void serve(tcp::socket s, bool close_soon) {
+    namespace http = boost::beast::http;
+    boost::beast::flat_buffer buf;
+    http::request<http::string_body> req;
+    boost::system::error_code ec;
+    http::read(s, buf, req, ec);
+    if (ec) return;
+    if (req.target() == "/health") ++health_;
+    http::response<http::string_body> res{http::status(status_), 11};
+    res.body() = R"({"status":"ok"})";
+    res.keep_alive(true);
+    res.prepare_payload();
+    http::write(s, res, ec);
+    if (close_soon) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      s.close();
+      return;
+    }
+    char byte;
+    s.read_some(net::buffer(&byte, 1), ec);  // returns when the client closes
+  }
+
+  unsigned status_;
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::vector<std::thread> connections_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> health_{0};
+};
+
+Endpoints resolve(const Url& url) {
+  net::io_context ioc;
+  return tcp::resolver(ioc).resolve(url.host, url.port);
+}
+
+TEST(IdleConnections, CountsTheOnesTheServerKeptOpen) {
+  HealthServer server(200);
+  const Url url = server.url();
+  const Endpoints endpoints = resolve(url);
+  IdleConnections idle(url, endpoints, 40);
+  EXPECT_EQ(server.health_requests(), 40);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the odd ones are closed by now
+  const IdleCount c = idle.finish();
+  EXPECT_EQ(c.requested, 40);
+  EXPECT_EQ(c.opened, 40);
+  EXPECT_EQ(c.open_at_end, 20);
+  EXPECT_GT(c.open_s, 0.0);
+  EXPECT_EQ(idle.finish().open_at_end, 20);  // finished once; the count stays
+}
+
+TEST(IdleConnections, AServerThatRefusesHealthIsAnError) {
+  HealthServer server(503);
+  const Url url = server.url();
+  EXPECT_THROW(IdleConnections(url, resolve(url), 5), parley::Error);
+}
+
+TEST(IdleConnections, NoneRequestedIsNothingToDo) {
+  HealthServer server(200);
+  const Url url = server.url();
+  IdleConnections idle(url, resolve(url), 0);
+  EXPECT_EQ(idle.finish().open_at_end, 0);
+  EXPECT_EQ(server.health_requests(), 0);
+}
+
+}  // namespace
