@@ -6,6 +6,7 @@
 
 #include "kernels/ops.h"
 #include "kernels/quant.h"
+#include "model/attention_query.h"
 #include "util/error.h"
 
 namespace parley {
@@ -179,29 +180,16 @@ void BatchForward::attention(int32_t l, const BatchChunk* chunks) {
 // Token `i` of chunk `ci` over its sequence's cache, for the query heads of
 // one KV head: causal, and within the model's sliding window if it has one.
 void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i, int32_t kv_head, float* weights) {
-  const int32_t hd = c_.head_dim, group = c_.n_heads / c_.n_kv_heads;
   const size_t t = size_t(chunk_first_[size_t(ci)] + i);
-  const size_t offset = t * size_t(c_.q_dim()) + size_t(kv_head) * size_t(group) * size_t(hd);
-  const int32_t p = c.pos + i;
-  const int32_t first = c_.sliding_window > 0 ? std::max(0, p - c_.sliding_window + 1) : 0;
   const PagedKv kv = cache_.layer(l, c.blocks);
-  AttentionQuery a;
-  a.q = q_.data() + offset;
-  a.out = att_.data() + offset;
-  a.group = group;
-  a.head_dim = hd;
-  a.kv_head = kv_head;
-  a.scale = 1.0f / std::sqrt(float(hd));
+  AttentionQuery a = causal_query(c_, q_.data(), att_.data(), t, kv_head, c.pos + i);
   a.weights = weights;
-  if (c.slot_pos) {
+  if (c.slot_pos) {  // slots by position: the causal range becomes a position range
+    a.rotation = &rotations_[size_t(ci)];
+    a.min_pos = a.first;
+    a.max_pos = a.end - 1;
     a.first = 0;
     a.end = c.n_slots;
-    a.rotation = &rotations_[size_t(ci)];
-    a.min_pos = first;
-    a.max_pos = p;
-  } else {
-    a.first = first;
-    a.end = p + 1;
   }
   paged_attention(kv, a);
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/attention.h"
+#include "model/attention_query.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "util/error.h"
@@ -123,7 +124,7 @@ void Forward::attention(int32_t layer, int32_t n) {
     }
   }
   // The cache seen as one block of max_context slots, for the fused kernel.
-  const int32_t group = c_.n_heads / c_.n_kv_heads, only_block = 0;
+  const int32_t only_block = 0;
   PagedKv kv;
   kv.type = DType::F32;
   kv.k = reinterpret_cast<const uint8_t*>(kv_row(layer, 0, 0, 0));
@@ -135,17 +136,8 @@ void Forward::attention(int32_t layer, int32_t n) {
   // Jobs are (token, KV head); later tokens attend to more, so threads take them in turn.
   pool_.run([&](int thread, int n_threads) {
     for (int32_t job = thread; job < n * c_.n_kv_heads; job += n_threads) {
-      const int32_t t = job / c_.n_kv_heads, kvh = job % c_.n_kv_heads, p = pos_ + t;
-      const size_t offset = size_t(t) * size_t(qd) + size_t(kvh) * size_t(group) * size_t(hd);
-      AttentionQuery a;
-      a.q = q_.data() + offset;
-      a.out = att_.data() + offset;
-      a.group = group;
-      a.head_dim = hd;
-      a.kv_head = kvh;
-      a.first = c_.sliding_window > 0 ? std::max(0, p - c_.sliding_window + 1) : 0;
-      a.end = p + 1;
-      a.scale = 1.0f / std::sqrt(float(hd));
+      const int32_t t = job / c_.n_kv_heads, kvh = job % c_.n_kv_heads;
+      const AttentionQuery a = causal_query(c_, q_.data(), att_.data(), size_t(t), kvh, pos_ + t);
       paged_attention(kv, a);
     }
   });

@@ -13,6 +13,7 @@
 #include <boost/beast/http.hpp>
 
 #include "loadtest/idle_connections.h"
+#include "thread_server.h"
 #include "util/error.h"
 
 using namespace parley::loadtest;
@@ -21,35 +22,17 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-class HealthServer {
+class HealthServer : public parley::loadtest::testing::ThreadServer {
  public:
-  explicit HealthServer(unsigned status) : status_(status), acceptor_(ioc_, tcp::endpoint(net::ip::address_v4::loopback(), 0)) {
-    thread_ = std::thread([this] { accept_loop(); });
-  }
-  ~HealthServer() {
-    stop_ = true;
-    boost::system::error_code ec;
-    tcp::socket poke(ioc_);
-    poke.connect(acceptor_.local_endpoint(), ec);  // wakes accept()
-    thread_.join();
-    for (auto& t : connections_) t.join();
-  }
-  Url url() const { return Url::parse("http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port())); }
+  explicit HealthServer(unsigned status) : status_(status) { start(); }
+  ~HealthServer() override { stop(); }
+  Url url() const { return Url::parse(ThreadServer::url()); }
   int health_requests() const { return health_; }
 
  private:
-  void accept_loop() {
-    for (int i = 0; !stop_; ++i) {
-      tcp::socket s(ioc_);
-      boost::system::error_code ec;
-      acceptor_.accept(s, ec);
-      if (ec || stop_) break;
-      connections_.emplace_back([this, i, s = std::move(s)]() mutable { serve(std::move(s), i % 2 == 1); });
-    }
-  }
-
-  // Answers one request; then closes after 50 ms (`close_soon`) or waits for the client to leave.
-  void serve(tcp::socket s, bool close_soon) {
+  // Answers one request; then every second connection closes after 50 ms,
+  // the others wait for the client to leave.
+  void serve(tcp::socket s, int index) override {
     namespace http = boost::beast::http;
     boost::beast::flat_buffer buf;
     http::request<http::string_body> req;
@@ -62,7 +45,7 @@ class HealthServer {
     res.keep_alive(true);
     res.prepare_payload();
     http::write(s, res, ec);
-    if (close_soon) {
+    if (index % 2 == 1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       s.close();
       return;
@@ -72,11 +55,6 @@ class HealthServer {
   }
 
   unsigned status_;
-  net::io_context ioc_;
-  tcp::acceptor acceptor_;
-  std::thread thread_;
-  std::vector<std::thread> connections_;
-  std::atomic<bool> stop_{false};
   std::atomic<int> health_{0};
 };
 

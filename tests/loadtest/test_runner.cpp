@@ -13,6 +13,7 @@
 
 #include "loadtest/report.h"
 #include "loadtest/runner.h"
+#include "thread_server.h"
 #include "util/error.h"
 
 using namespace parley::loadtest;
@@ -24,35 +25,13 @@ namespace {
 // The "model" field of a request picks the behaviour: "stream" (3 chunks
 // 30 ms apart, usage, [DONE]), "close" (the same, then Connection: close),
 // "error500", "silent" (never answers).
-class TestServer {
+class TestServer : public parley::loadtest::testing::ThreadServer {
  public:
-  TestServer() : acceptor_(ioc_, tcp::endpoint(net::ip::address_v4::loopback(), 0)) {
-    thread_ = std::thread([this] { accept_loop(); });
-  }
-  ~TestServer() {
-    stop_ = true;
-    boost::system::error_code ec;
-    tcp::socket poke(ioc_);
-    poke.connect(acceptor_.local_endpoint(), ec);  // wakes accept()
-    thread_.join();
-    for (auto& t : connections_) t.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
-  int accepted() const { return accepted_; }
+  TestServer() { start(); }
+  ~TestServer() override { stop(); }
 
  private:
-  void accept_loop() {
-    while (!stop_) {
-      tcp::socket s(ioc_);
-      boost::system::error_code ec;
-      acceptor_.accept(s, ec);
-      if (ec || stop_) break;
-      ++accepted_;
-      connections_.emplace_back([this, s = std::move(s)]() mutable { serve(std::move(s)); });
-    }
-  }
-
-  void serve(tcp::socket s) {
+  void serve(tcp::socket s, int) override {
     namespace http = boost::beast::http;
     boost::beast::flat_buffer buf;
     for (;;) {
@@ -110,12 +89,6 @@ class TestServer {
     return !ec;
   }
 
-  net::io_context ioc_;
-  tcp::acceptor acceptor_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> accepted_{0};
-  std::thread thread_;
-  std::vector<std::thread> connections_;  // touched by the accept thread only, joined after it
 };
 
 LoadOptions options(const TestServer& server, const std::string& model, int32_t requests) {

@@ -1,0 +1,24 @@
+#include "model/attention_query.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parley {
+
+AttentionQuery causal_query(const ModelConfig& c, const float* q, float* att, size_t token, int32_t kv_head,
+                            int32_t pos) {
+  const int32_t group = c.n_heads / c.n_kv_heads;
+  const size_t offset = token * size_t(c.q_dim()) + size_t(kv_head) * size_t(group) * size_t(c.head_dim);
+  AttentionQuery a;
+  a.q = q + offset;
+  a.out = att + offset;
+  a.group = group;
+  a.head_dim = c.head_dim;
+  a.kv_head = kv_head;
+  a.first = c.sliding_window > 0 ? std::max(0, pos - c.sliding_window + 1) : 0;
+  a.end = pos + 1;
+  a.scale = 1.0f / std::sqrt(float(c.head_dim));
+  return a;
+}
+
+}  // namespace parley
