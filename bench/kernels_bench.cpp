@@ -19,7 +19,7 @@
 
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
-#include "kernels/packed_q8.h"
+#include "kernels/packed_gemm.h"
 #include "kernels/quant.h"
 #include "util/aligned_bytes.h"
 
@@ -36,7 +36,7 @@ struct Matrix {
   MatrixView view;
   std::unique_ptr<uint8_t[]> data;
   uint64_t bytes;
-  AlignedBytes packed = {};  // packed_q8.h layout, when the CPU has a use for it
+  AlignedBytes packed = {};  // packed_gemm.h layout, when the CPU has a use for it
 };
 
 // The same matrices with their packed copies attached (the model loader's
@@ -47,7 +47,7 @@ std::vector<Matrix> packed_matrices(const std::vector<Matrix>& ms, size_t count)
     const Matrix& m = ms[i];
     if (!packing_helps(m.view)) return {};
     Matrix p{m.shape, m.view, nullptr, m.bytes, AlignedBytes(packed_bytes(m.view))};
-    pack_q8_0(m.view, p.packed.data());
+    pack_matrix(m.view, p.packed.data());
     p.view.packed = p.packed.data();
     out.push_back(std::move(p));
   }

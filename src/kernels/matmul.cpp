@@ -6,7 +6,7 @@
 #include "kernels/acts.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul_kernels.h"
-#include "kernels/packed_q8.h"
+#include "kernels/packed_gemm.h"
 #include "util/error.h"
 
 namespace parley {

@@ -15,7 +15,7 @@ struct MatrixView {
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
-  // A copy in the layout of packed_q8.h (Q8_0 only), made at load when it
+  // A copy in the layout of packed_gemm.h (Q8_0, Q4_0), made at load when it
   // speeds matmul() up on this CPU; `data` stays the row-major original.
   const void* packed = nullptr;
 };

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <thread>
 
-#include "kernels/packed_q8.h"
+#include "kernels/packed_gemm.h"
 #include "util/error.h"
 
 namespace parley {
@@ -49,7 +49,7 @@ void Model::pack_matrices() {
     t = std::thread([&] {
       for (size_t i = next++; i < views.size(); i = next++) {
         MatrixView& v = *views[i];
-        pack_q8_0(v, packed_.data() + offsets[i]);
+        pack_matrix(v, packed_.data() + offsets[i]);
         v.packed = packed_.data() + offsets[i];
         // The kernels read the copy now; the embedding lookup still reads a tied output's rows.
         if (gguf_ && v.data != weights_.token_embd.data)

@@ -20,7 +20,7 @@ class Model {
   // `tokenizer_path` is used for llama2.c checkpoints only; empty means
   // "tokenizer.bin" (or tok<vocab>.bin) beside the checkpoint.
   // kPack adds packed copies of the matrices where packing_helps()
-  // (kernels/packed_q8.h) and releases their file pages; kMapOnly keeps every
+  // (kernels/packed_gemm.h) and releases their file pages; kMapOnly keeps every
   // matrix in the file's mapping (least memory, for models near the RAM size).
   enum class Layout { kPack, kMapOnly };
   static std::unique_ptr<Model> load(const std::string& path, const std::string& tokenizer_path = "",

@@ -1,5 +1,5 @@
-// Model::Layout::kPack (packed copies of the Q8_0 matrices for the int8 GEMM)
-// against kMapOnly: the same logits, for tied and untied output matrices.
+// Model::Layout::kPack (packed copies of the Q8_0 / Q4_0 matrices for the int8
+// GEMM) against kMapOnly: the same logits, for tied and untied output matrices.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,18 +24,19 @@ std::vector<float> all_logits(const Model& model, const std::vector<int32_t>& to
 }
 
 TEST(PackedWeights, SameLogitsAsTheFileLayout) {
+  for (const DType type : {DType::Q8_0, DType::Q4_0})
   for (const bool tied : {false, true}) {
-    SCOPED_TRACE(tied ? "tied output" : "separate output");
+    SCOPED_TRACE(std::string(dtype_name(type)) + (tied ? ", tied output" : ", separate output"));
     MkModelSpec s;
     s.dim = 128;
     s.ffn_dim = 384;
     s.n_heads = 4;
     s.n_kv_heads = 2;
     s.tied_output = tied;
-    s.type = DType::Q8_0;
+    s.type = type;
     s.vocab_from = kBundled;
     const auto path = (std::filesystem::temp_directory_path() /
-                       ("parley-packed-" + std::to_string(::getpid()) + (tied ? "-tied" : "") + ".gguf"))
+                       ("parley-packed-" + std::to_string(::getpid()) + std::string(dtype_name(type)) + (tied ? "-tied" : "") + ".gguf"))
                           .string();
     write_random_model(s, path);
     const auto packed = Model::load(path, "", Model::Layout::kPack);

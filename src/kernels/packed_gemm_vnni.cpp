@@ -1,8 +1,8 @@
-// The packed Q8_0 GEMM on AVX512-VNNI: a tile of RG groups (16 rows each) x
-// NT tokens is accumulated in registers over the whole row, so each weight
-// vector loaded feeds NT vpdpbusd and each activation broadcast feeds RG.
-// Per block and (group, token): 8 vpdpbusd, then one conversion, one multiply
-// of the two scales and one FMA.
+// The packed Q8_0 / Q4_0 GEMM on AVX512-VNNI: a tile of RG groups (16 rows
+// each) x NT tokens is accumulated in registers over the whole row, so each
+// weight vector loaded feeds NT vpdpbusd and each activation broadcast feeds
+// RG. Per block and (group, token): 8 vpdpbusd, then one conversion, one
+// multiply of the two scales and one FMA.
 // GCC 12.2's avx512fintrin.h trips -Wuninitialized on its own
 // _mm512_undefined_* idiom once inlined (GCC bug 105593, fixed in 12.3).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/packed_q8_kernels.h"
+#include "kernels/packed_gemm_kernels.h"
 
 namespace parley {
 namespace {
@@ -20,14 +20,25 @@ namespace {
 constexpr int kMaxGroups = 2;  // RG
 constexpr int kMaxTokens = 6;  // NT: 2 x 6 int32 + 2 x 6 float accumulators fit the 32 registers
 
+// The 16 rows' unsigned values of elements 4s .. 4s+3 of a block (s < 8).
+struct Q8Weights {
+  static __m512i get(const uint8_t* quants, int s) { return _mm512_load_si512(quants + s * 64); }
+};
+struct Q4Weights {  // low nibbles are elements 0-15, high nibbles 16-31
+  static __m512i get(const uint8_t* quants, int s) {
+    const __m512i bytes = _mm512_load_si512(quants + (s % 4) * 64);
+    return _mm512_and_si512(s < 4 ? bytes : _mm512_srli_epi16(bytes, 4), _mm512_set1_epi8(0x0f));
+  }
+};
+
 inline __m512i broadcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
   return _mm512_set1_epi32(v);
 }
 
-template <int RG, int NT>
-void tile(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, float* y) {
+template <class Weights, int RG, int NT>
+void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, float* y) {
   const int64_t nb = w.blocks;
   __m512 acc[RG][NT];
 #pragma GCC unroll 16
@@ -47,8 +58,7 @@ void tile(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, float* 
     for (int j = 0; j < 8; ++j) {
       __m512i wv[RG];
 #pragma GCC unroll 16
-      for (int i = 0; i < RG; ++i)
-        wv[i] = _mm512_load_si512(w.quants(g + i, b) + j * 64);
+      for (int i = 0; i < RG; ++i) wv[i] = Weights::get(w.quants(g + i, b), j);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
         const __m512i xb = broadcast4(xq + t * nb * 32 + j * 4);
@@ -77,40 +87,44 @@ void tile(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, float* 
   }
 }
 
-template <int RG, int NT>
-void token_tail(const PackedQ8& w, const PackedActs& x, int64_t g, int64_t t0, int64_t count, float* y) {
+template <class Weights, int RG, int NT>
+void token_tail(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, int64_t count, float* y) {
   if constexpr (NT > 0) {
-    if (count == NT) tile<RG, NT>(w, x, g, t0, y);
-    else token_tail<RG, NT - 1>(w, x, g, t0, count, y);
+    if (count == NT) tile<Weights, RG, NT>(w, x, g, t0, y);
+    else token_tail<Weights, RG, NT - 1>(w, x, g, t0, count, y);
   }
 }
 
-template <int RG>
-void groups(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
+template <class Weights, int RG>
+void groups(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
   int64_t t = 0;
-  for (; t + kMaxTokens <= n_tokens; t += kMaxTokens) tile<RG, kMaxTokens>(w, x, g, t, y);
-  token_tail<RG, kMaxTokens - 1>(w, x, g, t, n_tokens - t, y);
+  for (; t + kMaxTokens <= n_tokens; t += kMaxTokens) tile<Weights, RG, kMaxTokens>(w, x, g, t, y);
+  token_tail<Weights, RG, kMaxTokens - 1>(w, x, g, t, n_tokens - t, y);
 }
 
-void groups_range(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
+template <class Weights>
+void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
   int64_t g = g0;
   // Decode (one or two tokens) is bound by memory: one group at a time keeps
   // the weights a single sequential stream, which the prefetchers follow best.
   if (n_tokens <= 2)
-    for (; g < g1; ++g) groups<1>(w, x, n_tokens, g, y);
-  for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<kMaxGroups>(w, x, n_tokens, g, y);
-  for (; g < g1; ++g) groups<1>(w, x, n_tokens, g, y);
+    for (; g < g1; ++g) groups<Weights, 1>(w, x, n_tokens, g, y);
+  for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<Weights, kMaxGroups>(w, x, n_tokens, g, y);
+  for (; g < g1; ++g) groups<Weights, 1>(w, x, n_tokens, g, y);
 }
 
 }  // namespace
 
 // Long prefills go through in blocks of tokens, so the activations a group
 // pair reads stay in L2 while the pair's weights stay in L1.
-void packed_kernel_vnni(const PackedQ8& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
+void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                        float* y) {
   constexpr int64_t kTokenBlock = 16 * kMaxTokens;
   for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
     const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.neg_sum + t0 * w.blocks};
-    groups_range(w, xb, std::min(kTokenBlock, n_tokens - t0), g0, g1, y + t0 * w.rows);
+    const int64_t n = std::min(kTokenBlock, n_tokens - t0);
+    if (w.format == PackedFormat::kQ8) groups_range<Q8Weights>(w, xb, n, g0, g1, y + t0 * w.rows);
+    else groups_range<Q4Weights>(w, xb, n, g0, g1, y + t0 * w.rows);
   }
 }
 

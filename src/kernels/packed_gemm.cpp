@@ -1,0 +1,131 @@
+// Packing Q8_0 and Q4_0 matrices for the integer GEMM, the scalar reference
+// kernel and the dispatch (see packed_gemm.h).
+#include "kernels/packed_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/acts.h"
+#include "kernels/blocks.h"
+#include "kernels/cpu.h"
+#include "kernels/packed_gemm_kernels.h"
+#include "util/error.h"
+#include "util/fp16.h"
+
+namespace parley {
+namespace {
+
+int64_t groups_of(const MatrixView& w) { return (w.rows + kPackRows - 1) / kPackRows; }
+
+PackedMatrix packed_view(const MatrixView& w, const void* data) {
+  return {static_cast<const uint8_t*>(data), w.rows, w.cols / kQK,
+          w.type == DType::Q8_0 ? PackedFormat::kQ8 : PackedFormat::kQ4};
+}
+
+// Row r's block at `quants` (see packed_gemm.h): Q8_0 as q + 128, Q4_0 the
+// file's nibble bytes; rows past the matrix hold zero weights (u = offset).
+void pack_q8_block(const BlockQ8_0* blk, uint8_t* quants) {
+  for (int k = 0; k < kQK; ++k) quants[(k / 4) * 64 + k % 4] = blk ? uint8_t(blk->qs[k] + 128) : 128;
+}
+void pack_q4_block(const BlockQ4_0* blk, uint8_t* quants) {
+  for (int k = 0; k < kQK / 2; ++k) quants[(k / 4) * 64 + k % 4] = blk ? blk->qs[k] : 0x88;
+}
+
+void pack_group(const MatrixView& w, const PackedMatrix& layout, uint8_t* out, int64_t g) {
+  for (int64_t r = 0; r < kPackRows; ++r) {
+    const int64_t row = g * kPackRows + r;
+    for (int64_t b = 0; b < layout.blocks; ++b) {
+      uint8_t* quants = out + layout.quant_offset(g, b) + r * 4;
+      const int64_t i = row * layout.blocks + b;
+      uint16_t d = 0;
+      if (layout.format == PackedFormat::kQ8) {
+        const BlockQ8_0* blk = row < w.rows ? static_cast<const BlockQ8_0*>(w.data) + i : nullptr;
+        pack_q8_block(blk, quants);
+        if (blk) d = blk->d;
+      } else {
+        const BlockQ4_0* blk = row < w.rows ? static_cast<const BlockQ4_0*>(w.data) + i : nullptr;
+        pack_q4_block(blk, quants);
+        if (blk) d = blk->d;
+      }
+      std::memcpy(out + layout.scale_offset(g, b) + r * 2, &d, 2);
+    }
+  }
+}
+
+// Element k (unsigned, q + offset) of row r in a packed block.
+int32_t packed_value(const PackedMatrix& w, const uint8_t* quants, int64_t r, int k) {
+  if (w.format == PackedFormat::kQ8) return quants[(k / 4) * 64 + r * 4 + k % 4];
+  const uint8_t byte = quants[((k % 16) / 4) * 64 + r * 4 + k % 4];
+  return k < 16 ? byte & 15 : byte >> 4;
+}
+
+struct ActScratch {
+  std::vector<int32_t> neg_sum;
+};
+
+// -offset * sum(q) per activation block: the weights were stored as q + offset.
+const int32_t* neg_sums(const int8_t* q, int64_t n_blocks, int32_t offset) {
+  thread_local ActScratch scratch;
+  if (int64_t(scratch.neg_sum.size()) < n_blocks) scratch.neg_sum.resize(size_t(n_blocks));
+  for (int64_t i = 0; i < n_blocks; ++i) {
+    int32_t s = 0;
+    for (int k = 0; k < kQK; ++k) s += q[i * kQK + k];
+    scratch.neg_sum[size_t(i)] = -offset * s;
+  }
+  return scratch.neg_sum.data();
+}
+
+constexpr int64_t kMinParallelWork = 1 << 16;
+
+}  // namespace
+
+bool packing_helps(const MatrixView& w) {
+  return (w.type == DType::Q8_0 || w.type == DType::Q4_0) && w.cols % kQK == 0 && w.rows > 0 &&
+         active_isa() >= Isa::Vnni;
+}
+
+uint64_t packed_bytes(const MatrixView& w) {
+  return uint64_t(groups_of(w)) * uint64_t(packed_view(w, nullptr).group_stride());
+}
+
+void pack_matrix(const MatrixView& w, uint8_t* out) {
+  if ((w.type != DType::Q8_0 && w.type != DType::Q4_0) || w.cols % kQK != 0)
+    throw Error("pack_matrix: not a Q8_0 or Q4_0 matrix of whole blocks");
+  const PackedMatrix layout = packed_view(w, out);
+  for (int64_t g = 0; g < groups_of(w); ++g) pack_group(w, layout, out, g);
+}
+
+void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                          float* y) {
+  for (int64_t g = g0; g < g1; ++g)
+    for (int64_t r = 0; r < kPackRows && g * kPackRows + r < w.rows; ++r)
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        float sum = 0.0f;
+        for (int64_t b = 0; b < w.blocks; ++b) {
+          const int8_t* xq = x.q + (t * w.blocks + b) * kQK;
+          int32_t isum = x.neg_sum[t * w.blocks + b];
+          for (int k = 0; k < kQK; ++k) isum += packed_value(w, w.quants(g, b), r, k) * xq[k];
+          uint16_t d;
+          std::memcpy(&d, w.scales(g, b) + r * 2, 2);
+          sum += fp16_to_fp32(d) * x.d[t * w.blocks + b] * float(isum);
+        }
+        y[t * w.rows + g * kPackRows + r] = sum;
+      }
+}
+
+void packed_matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
+  const PackedMatrix pw = packed_view(w, w.packed);
+  const Acts acts = prepare_acts(DType::Q8_0, x, w.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
+  const PackedActs pa{acts.q, acts.d, neg_sums(acts.q, n_tokens * pw.blocks, pw.offset())};
+  const PackedKernel kernel = active_isa() >= Isa::Vnni ? packed_kernel_vnni : packed_kernel_scalar;
+  const int64_t groups = groups_of(w);
+  if (pool.size() == 1 || w.rows * w.cols * n_tokens < kMinParallelWork) {
+    kernel(pw, pa, n_tokens, 0, groups, y);
+    return;
+  }
+  // Pairs of groups: the kernel's widest tile.
+  pool.parallel_for_dynamic(groups, [&](int64_t g0, int64_t g1) { kernel(pw, pa, n_tokens, g0, g1, y); }, 2);
+}
+
+}  // namespace parley

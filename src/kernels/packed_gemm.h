@@ -1,0 +1,45 @@
+#pragma once
+// Q8_0 and Q4_0 weights repacked at load for the int8 GEMM (prefill, batched
+// decode) and for decode.
+//
+// A row-major matrix makes an int8 kernel reduce each row's dot product
+// across SIMD lanes and rescale every 32 products. The packed layout instead
+// puts 16 rows side by side: one 64-byte vector holds 4 consecutive quants of
+// each of 16 rows, so vpdpbusd with a broadcast of 4 activation bytes adds 16
+// rows' partial sums at once, and a whole block is rescaled with one
+// conversion and two multiplies per 16 rows x 1 token. The result of 16 rows
+// lands in one vector, stored as it is.
+//
+// Group g (rows 16g .. 16g+15; missing rows of the last group are zero),
+// blocks in pairs (b, b + 1):
+//   quants of b, then of b + 1, as unsigned values u = q + offset:
+//     Q8_0: [j = 0..7][row 0..15][4 bytes]: u of elements 4j .. 4j+3 (offset 128)
+//     Q4_0: [j = 0..3][row 0..15][4 bytes]: the file's bytes qs[4j .. 4j+3],
+//           whose low nibbles are elements 4j.. and high nibbles 16+4j.. (offset 8)
+//   scales of b, then of b + 1: [row 0..15] fp16
+// The packed matrix has exactly the bytes of the original when the rows are
+// whole groups and the blocks come in pairs (otherwise up to one group and
+// one block more), so it can replace the file's pages.
+#include <cstdint>
+
+#include "kernels/matmul.h"
+
+namespace parley {
+
+constexpr int64_t kPackRows = 16;
+
+// Whether matmul() would use a packed copy of `w` on this CPU: Q8_0 or Q4_0
+// weights and an int8 dot-product path (AVX512-VNNI or AMX) active.
+bool packing_helps(const MatrixView& w);
+
+// Bytes of the packed copy of `w` (a multiple of 64).
+uint64_t packed_bytes(const MatrixView& w);
+
+// Writes the packed copy of the Q8_0 or Q4_0 matrix `w` to `out` (64-byte
+// aligned, packed_bytes(w) bytes; the padding of an odd last block is left as it is).
+void pack_matrix(const MatrixView& w, uint8_t* out);
+
+// matmul() for a matrix whose `packed` points at pack_matrix's output.
+void packed_matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+
+}  // namespace parley

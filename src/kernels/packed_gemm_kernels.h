@@ -1,0 +1,54 @@
+#pragma once
+// The per-ISA kernels behind packed_matmul() (see packed_gemm.h for the layout).
+#include <cstdint>
+
+namespace parley {
+
+constexpr int64_t kPackedScaleBytes = 16 * 2;
+
+enum class PackedFormat { kQ8, kQ4 };
+
+struct PackedMatrix {
+  const uint8_t* data;
+  int64_t rows;
+  int64_t blocks;  // 32-element blocks per row
+  PackedFormat format;
+
+  // Quant bytes of one block of a group (16 rows x 32 bytes, or x 16 for nibbles).
+  int64_t quant_bytes() const { return format == PackedFormat::kQ8 ? 16 * 32 : 16 * 16; }
+  // Blocks are stored in pairs, quants then scales (17 or 9 cache lines), so
+  // a group is one sequential stream and every quant vector is aligned.
+  int64_t pair_bytes() const { return 2 * (quant_bytes() + kPackedScaleBytes); }
+  int64_t group_stride() const { return (blocks + 1) / 2 * pair_bytes(); }
+  // What the stored unsigned values exceed the signed quants by.
+  int32_t offset() const { return format == PackedFormat::kQ8 ? 128 : 8; }
+
+  // Byte offsets of block b's quants and scales in group g.
+  int64_t quant_offset(int64_t g, int64_t b) const {
+    return g * group_stride() + b / 2 * pair_bytes() + b % 2 * quant_bytes();
+  }
+  int64_t scale_offset(int64_t g, int64_t b) const {
+    return g * group_stride() + b / 2 * pair_bytes() + 2 * quant_bytes() + b % 2 * kPackedScaleBytes;
+  }
+  const uint8_t* quants(int64_t g, int64_t b) const { return data + quant_offset(g, b); }
+  const uint8_t* scales(int64_t g, int64_t b) const { return data + scale_offset(g, b); }
+};
+
+// Quantized activations of n_tokens rows: q [token][blocks * 32], and per
+// block the scale d and -offset * sum(q) (which cancels the weights' offset).
+struct PackedActs {
+  const int8_t* q;
+  const float* d;
+  const int32_t* neg_sum;
+};
+
+// y[t * rows + r] for the rows of groups [g0, g1) and every token.
+using PackedKernel = void (*)(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                              float* y);
+
+void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                          float* y);
+void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                        float* y);
+
+}  // namespace parley
