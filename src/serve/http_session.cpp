@@ -1,5 +1,9 @@
 #include "serve/http_session.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -317,13 +321,21 @@ void HttpSession::after_response() {
 
 // A readable socket while a response is being produced means the client sent
 // EOF (it went away) or data (a pipelined request, read later).
+// Readiness alone is no proof of EOF: the reactor may report a socket whose
+// request was just read as readable again. Only a peek that returns 0 bytes
+// (or an error) means the client left; "would block" re-arms the watch.
 void HttpSession::watch_disconnect() {
   stream_.socket().async_wait(tcp::socket::wait_read,
                               [self = shared_from_this(), id = watch_id_](beast::error_code ec) {
                                 if (id != self->watch_id_ || !self->in_exchange_) return;
-                                beast::error_code aec;
-                                const size_t available = self->stream_.socket().available(aec);
-                                if (ec || aec || available == 0) self->on_client_gone();
+                                if (ec) return self->on_client_gone();
+                                char byte;
+                                const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1,
+                                                         MSG_PEEK | MSG_DONTWAIT);
+                                if (n > 0) return;  // a pipelined request, read after this response
+                                if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                                  return self->watch_disconnect();
+                                self->on_client_gone();
                               });
 }
 

@@ -153,18 +153,12 @@ test(`fuzz: ${total} malformed requests never get a 5xx, the server stays up (se
     const failures = [];
     let done = false;
     // A well-formed client running alongside the fuzzing, one connection per
-    // request. A connection closed before any response is retried once and
-    // counted (a known issue: docs/operations.md); any other answer fails.
-    let closedEarly = 0;
+    // request: every request gets its 200.
     const wellFormed = (async () => {
       let ok = 0;
       while (!done) {
         const c = { bytes: request('POST', '/v1/chat/completions', JSON.stringify(validBody())) };
-        let { status, body } = await send(server.port, c, true);
-        if (status === 0) {
-          closedEarly++;
-          ({ status, body } = await send(server.port, c, true));
-        }
+        const { status, body } = await send(server.port, c, true);
         assert.equal(status, 200, body);
         assert.equal(JSON.parse(body).object, 'chat.completion');
         ok++;
@@ -186,7 +180,6 @@ test(`fuzz: ${total} malformed requests never get a 5xx, the server stays up (se
     const served = await wellFormed;
     assert.deepEqual(failures.slice(0, 5), [], `seed ${seed}: ${JSON.stringify([...statuses])}`);
     assert.ok(served > 0);
-    assert.ok(closedEarly <= Math.max(2, served / 100), `${closedEarly} of ${served} well-formed connections closed early`);
     assert.equal((await fetch(`${server.url}/health`)).status, 200);
   } finally {
     const { code } = await server.stop();
