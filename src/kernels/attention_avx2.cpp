@@ -52,10 +52,14 @@ inline __m256 sum8(const __m256* a) {
 // Eight rows (none empty) against one query head.
 template <class Row>
 void scores8(const uint8_t* const* rows, const float* q, int32_t hd, float scale, float* s) {
+  // Unrolled by hand-set pragmas: GCC otherwise keeps acc[] on the stack and
+  // every FMA waits on a store and a reload.
   __m256 acc[8];
+#pragma GCC unroll 8
   for (int k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
   for (int32_t i = 0; i < hd; i += 8) {
     const __m256 qv = _mm256_loadu_ps(q + i);
+#pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(qv, Row::load(rows[k], i), acc[k]);
   }
   _mm256_storeu_ps(s, _mm256_mul_ps(_mm256_set1_ps(scale), sum8(acc)));
@@ -102,19 +106,37 @@ void scores(const uint8_t* const* rows, int32_t n, const float* q, int32_t group
   }
 }
 
-// Weighted rows summed into out, 64 dimensions at a time held in registers.
+// Weighted rows summed into out[d0, d0 + 8 * L), held in L registers (the
+// count is a template argument so that acc[] stays out of memory).
+template <class Row, int L>
+void accumulate_lanes(const uint8_t* const* rows, int32_t n, const float* p, int32_t d0, float* out) {
+  __m256 acc[L];
+#pragma GCC unroll 8
+  for (int c = 0; c < L; ++c) acc[c] = _mm256_loadu_ps(out + d0 + 8 * c);
+  for (int32_t j = 0; j < n; ++j) {
+    if (!rows[j] || p[j] == 0.0f) continue;
+    const __m256 w = _mm256_set1_ps(p[j]);
+#pragma GCC unroll 8
+    for (int c = 0; c < L; ++c) acc[c] = _mm256_fmadd_ps(w, Row::load(rows[j], d0 + 8 * c), acc[c]);
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < L; ++c) _mm256_storeu_ps(out + d0 + 8 * c, acc[c]);
+}
+
+// Weighted rows summed into out, 64 dimensions at a time.
 template <class Row>
 void accumulate(const uint8_t* const* rows, int32_t n, const float* p, int32_t hd, float* out) {
-  for (int32_t d0 = 0; d0 < hd; d0 += 64) {
-    const int32_t lanes = (hd - d0 < 64 ? hd - d0 : 64) / 8;
-    __m256 acc[8];
-    for (int32_t c = 0; c < lanes; ++c) acc[c] = _mm256_loadu_ps(out + d0 + 8 * c);
-    for (int32_t j = 0; j < n; ++j) {
-      if (!rows[j] || p[j] == 0.0f) continue;
-      const __m256 w = _mm256_set1_ps(p[j]);
-      for (int32_t c = 0; c < lanes; ++c) acc[c] = _mm256_fmadd_ps(w, Row::load(rows[j], d0 + 8 * c), acc[c]);
-    }
-    for (int32_t c = 0; c < lanes; ++c) _mm256_storeu_ps(out + d0 + 8 * c, acc[c]);
+  int32_t d0 = 0;
+  for (; d0 + 64 <= hd; d0 += 64) accumulate_lanes<Row, 8>(rows, n, p, d0, out);
+  switch ((hd - d0) / 8) {
+    case 1: return accumulate_lanes<Row, 1>(rows, n, p, d0, out);
+    case 2: return accumulate_lanes<Row, 2>(rows, n, p, d0, out);
+    case 3: return accumulate_lanes<Row, 3>(rows, n, p, d0, out);
+    case 4: return accumulate_lanes<Row, 4>(rows, n, p, d0, out);
+    case 5: return accumulate_lanes<Row, 5>(rows, n, p, d0, out);
+    case 6: return accumulate_lanes<Row, 6>(rows, n, p, d0, out);
+    case 7: return accumulate_lanes<Row, 7>(rows, n, p, d0, out);
+    default: return;
   }
 }
 

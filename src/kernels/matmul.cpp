@@ -7,6 +7,7 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/packed_gemm.h"
+#include "kernels/stacked_ranges.h"
 #include "util/error.h"
 
 namespace parley {
@@ -54,22 +55,38 @@ constexpr int64_t kMinParallelWork = 1 << 16;
 }  // namespace
 
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
-  if (n_tokens <= 0 || w.rows <= 0) return;
-  if (w.packed) return packed_matmul(w, x, y, n_tokens, pool);
-  const RowsKernel kernel = kernel_for(active_isa(), w.type);
-  const int block = traits(w.type).block_elems;
-  if (w.cols <= 0 || w.cols % block != 0)
-    throw Error("matmul: " + std::to_string(w.cols) + " columns are not a whole number of " +
-                std::string(dtype_name(w.type)) + " blocks");
-  const WeightRows rows{static_cast<const uint8_t*>(w.data), int64_t(row_bytes(w.type, uint64_t(w.cols))),
-                        w.rows, w.cols};
-  const Acts acts = prepare_acts(w.type, x, w.cols, n_tokens, pool);
-  if (pool.size() == 1 || w.rows * w.cols * n_tokens < kMinParallelWork) {
-    kernel(rows, acts, n_tokens, 0, w.rows, y);
-    return;
-  }
-  pool.parallel_for_dynamic(
-      w.rows, [&](int64_t r0, int64_t r1) { kernel(rows, acts, n_tokens, r0, r1, y); }, 4);
+  const MatmulOutput out{&w, y};
+  matmul_shared({&out, 1}, x, n_tokens, pool);
+}
+
+void matmul_shared(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
+  if (n_tokens <= 0 || outs.empty()) return;
+  if (outs.size() > kMaxStacked) throw Error("matmul_shared: more than 4 matrices");
+  const MatrixView& w0 = *outs[0].w;
+  for (const MatmulOutput& o : outs)
+    if (o.w->type != w0.type || o.w->cols != w0.cols || !o.w->packed != !w0.packed) {
+      for (const MatmulOutput& one : outs) matmul_shared({&one, 1}, x, n_tokens, pool);
+      return;
+    }
+  if (w0.packed) return packed_matmul(outs, x, n_tokens, pool);
+  const RowsKernel kernel = kernel_for(active_isa(), w0.type);
+  const int block = traits(w0.type).block_elems;
+  if (w0.cols <= 0 || w0.cols % block != 0)
+    throw Error("matmul: " + std::to_string(w0.cols) + " columns are not a whole number of " +
+                std::string(dtype_name(w0.type)) + " blocks");
+  const int64_t bytes = int64_t(row_bytes(w0.type, uint64_t(w0.cols)));
+  StackedRanges rows(4);
+  for (const MatmulOutput& o : outs) rows.add(o.w->rows);
+  if (rows.total() <= 0) return;
+  const Acts acts = prepare_acts(w0.type, x, w0.cols, n_tokens, pool);
+  const auto run = [&](int64_t r0, int64_t r1) {
+    rows.split(r0, r1, [&](size_t i, int64_t b, int64_t e) {
+      const MatrixView& w = *outs[i].w;
+      kernel(WeightRows{static_cast<const uint8_t*>(w.data), bytes, w.rows, w.cols}, acts, n_tokens, b, e, outs[i].y);
+    });
+  };
+  if (pool.size() == 1 || rows.total() * w0.cols * n_tokens < kMinParallelWork) return run(0, rows.total());
+  pool.parallel_for_dynamic(rows.total(), run, rows.grain());
 }
 
 }  // namespace parley

@@ -2,6 +2,7 @@
 // Weight matrix x activations, for every weight DType.
 // Decode (n_tokens == 1) is memory-bound; prefill / batched decode compute-bound.
 #include <cstdint>
+#include <span>
 
 #include "kernels/dtype.h"
 #include "kernels/thread_pool.h"
@@ -24,5 +25,17 @@ struct MatrixView {
 // Activations may be quantized on the fly (e.g. to 8-bit for integer dot
 // products). No allocation in the steady state. Work is split over `pool`.
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+
+// One matrix's output: y = w x.
+struct MatmulOutput {
+  const MatrixView* w;
+  float* y;
+};
+
+// matmul() of several matrices (at most 4) over the same activations: Q, K
+// and V, or gate and up. When they share a type and a width the activations
+// are quantized once and one parallel loop covers every row (fewer passes and
+// pool wake-ups than separate calls); otherwise they run one by one.
+void matmul_shared(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool);
 
 }  // namespace parley

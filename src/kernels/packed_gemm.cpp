@@ -10,6 +10,7 @@
 #include "kernels/blocks.h"
 #include "kernels/cpu.h"
 #include "kernels/packed_gemm_kernels.h"
+#include "kernels/stacked_ranges.h"
 #include "util/error.h"
 #include "util/fp16.h"
 
@@ -114,18 +115,25 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
       }
 }
 
-void packed_matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool) {
-  const PackedMatrix pw = packed_view(w, w.packed);
-  const Acts acts = prepare_acts(DType::Q8_0, x, w.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
-  const PackedActs pa{acts.q, acts.d, neg_sums(acts.q, n_tokens * pw.blocks, pw.offset())};
+void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
+  const MatrixView& w0 = *outs[0].w;
+  const PackedMatrix p0 = packed_view(w0, w0.packed);
+  const Acts acts = prepare_acts(DType::Q8_0, x, w0.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
+  const PackedActs pa{acts.q, acts.d, neg_sums(acts.q, n_tokens * p0.blocks, p0.offset())};
   const PackedKernel kernel = active_isa() >= Isa::Vnni ? packed_kernel_vnni : packed_kernel_scalar;
-  const int64_t groups = groups_of(w);
-  if (pool.size() == 1 || w.rows * w.cols * n_tokens < kMinParallelWork) {
-    kernel(pw, pa, n_tokens, 0, groups, y);
-    return;
+  StackedRanges groups(2);  // pairs of groups: the kernel's widest tile
+  int64_t rows = 0;
+  for (const MatmulOutput& o : outs) {
+    groups.add(groups_of(*o.w));
+    rows += o.w->rows;
   }
-  // Pairs of groups: the kernel's widest tile.
-  pool.parallel_for_dynamic(groups, [&](int64_t g0, int64_t g1) { kernel(pw, pa, n_tokens, g0, g1, y); }, 2);
+  const auto run = [&](int64_t g0, int64_t g1) {
+    groups.split(g0, g1, [&](size_t i, int64_t b, int64_t e) {
+      kernel(packed_view(*outs[i].w, outs[i].w->packed), pa, n_tokens, b, e, outs[i].y);
+    });
+  };
+  if (pool.size() == 1 || rows * w0.cols * n_tokens < kMinParallelWork) return run(0, groups.total());
+  pool.parallel_for_dynamic(groups.total(), run, groups.grain());
 }
 
 }  // namespace parley

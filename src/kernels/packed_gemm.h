@@ -39,7 +39,8 @@ uint64_t packed_bytes(const MatrixView& w);
 // aligned, packed_bytes(w) bytes; the padding of an odd last block is left as it is).
 void pack_matrix(const MatrixView& w, uint8_t* out);
 
-// matmul() for a matrix whose `packed` points at pack_matrix's output.
-void packed_matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
+// matmul_shared() for matrices of one type and width whose `packed` point at
+// pack_matrix's output.
+void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool);
 
 }  // namespace parley

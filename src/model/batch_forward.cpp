@@ -119,9 +119,8 @@ void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
   const LayerWeights& lw = model_.weights().layers[size_t(l)];
   const size_t dim = size_t(c_.dim);
   for (int32_t t = 0; t < n_; ++t) rmsnorm(xb_.data() + t * dim, x_.data() + t * dim, lw.attn_norm, c_.dim, c_.norm_eps);
-  matmul(lw.wq, xb_.data(), q_.data(), n_, pool_);
-  matmul(lw.wk, xb_.data(), k_.data(), n_, pool_);
-  matmul(lw.wv, xb_.data(), v_.data(), n_, pool_);
+  const MatmulOutput qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
+  matmul_shared(qkv, xb_.data(), n_, pool_);
   add_rows(q_.data(), lw.bq, n_, c_.q_dim());
   add_rows(k_.data(), lw.bk, n_, c_.kv_dim());
   add_rows(v_.data(), lw.bv, n_, c_.kv_dim());
@@ -208,8 +207,8 @@ void BatchForward::attend_chunk(int32_t l, const BatchChunk& c, int32_t ci, floa
 void BatchForward::feed_forward(const LayerWeights& lw) {
   const size_t dim = size_t(c_.dim), ffn = size_t(c_.ffn_dim);
   for (int32_t t = 0; t < n_; ++t) rmsnorm(xb_.data() + t * dim, x_.data() + t * dim, lw.ffn_norm, c_.dim, c_.norm_eps);
-  matmul(lw.w_gate, xb_.data(), gate_.data(), n_, pool_);
-  matmul(lw.w_up, xb_.data(), up_.data(), n_, pool_);
+  const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
+  matmul_shared(gate_up, xb_.data(), n_, pool_);
   for (int32_t t = 0; t < n_; ++t) swiglu(gate_.data() + t * ffn, up_.data() + t * ffn, c_.ffn_dim);
   matmul(lw.w_down, gate_.data(), xb_.data(), n_, pool_);
   for (int32_t t = 0; t < n_; ++t) add(x_.data() + t * dim, xb_.data() + t * dim, c_.dim);

@@ -83,9 +83,8 @@ void Forward::eval_chunk(const int32_t* tokens, int32_t n, float* all_logits) {
     const LayerWeights& lw = w.layers[size_t(l)];
     for (int32_t t = 0; t < n; ++t)
       rmsnorm(xb_.data() + size_t(t) * size_t(dim), x_.data() + size_t(t) * size_t(dim), lw.attn_norm, dim, c_.norm_eps);
-    matmul(lw.wq, xb_.data(), q_.data(), n, pool_);
-    matmul(lw.wk, xb_.data(), k_.data(), n, pool_);
-    matmul(lw.wv, xb_.data(), v_.data(), n, pool_);
+    const MatmulOutput qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
+    matmul_shared(qkv, xb_.data(), n, pool_);
     add_bias(q_.data(), lw.bq, n, c_.q_dim());
     add_bias(k_.data(), lw.bk, n, c_.kv_dim());
     add_bias(v_.data(), lw.bv, n, c_.kv_dim());
@@ -147,8 +146,8 @@ void Forward::feed_forward(const LayerWeights& lw, int32_t n) {
   const int32_t dim = c_.dim, ffn = c_.ffn_dim;
   for (int32_t t = 0; t < n; ++t)
     rmsnorm(xb_.data() + size_t(t) * size_t(dim), x_.data() + size_t(t) * size_t(dim), lw.ffn_norm, dim, c_.norm_eps);
-  matmul(lw.w_gate, xb_.data(), gate_.data(), n, pool_);
-  matmul(lw.w_up, xb_.data(), up_.data(), n, pool_);
+  const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
+  matmul_shared(gate_up, xb_.data(), n, pool_);
   for (int32_t t = 0; t < n; ++t) swiglu(gate_.data() + size_t(t) * size_t(ffn), up_.data() + size_t(t) * size_t(ffn), ffn);
   matmul(lw.w_down, gate_.data(), xb_.data(), n, pool_);
   for (int32_t t = 0; t < n; ++t) add(x_.data() + size_t(t) * size_t(dim), xb_.data() + size_t(t) * size_t(dim), dim);
