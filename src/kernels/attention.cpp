@@ -63,13 +63,29 @@ class Attention {
     return pos >= a_.min_pos && pos <= a_.max_pos && pos >= 0;
   }
 
-  void score_tile(int32_t t0, int32_t n) {
-    for (int32_t j = 0; j < n; ++j) {
-      const bool in = live(t0 + j);
-      krows_[j] = in ? kv_.k_row(t0 + j, a_.kv_head) : nullptr;
-      vrows_[j] = in ? kv_.v_row(t0 + j, a_.kv_head) : nullptr;
-      for (int32_t g = 0; g < a_.group; ++g) scores_[g][j] = kNoScore;
+  // Row pointers of slots [t0, t0 + n), walking the blocks rather than
+  // dividing by the block size for every slot.
+  template <class Fn>
+  void for_rows(int32_t t0, int32_t n, Fn&& fn) const {
+    int32_t block = t0 / kv_.block_size, in_block = t0 % kv_.block_size;
+    for (int32_t j = 0; j < n;) {
+      const size_t base = size_t(kv_.blocks[block]) * kv_.block_stride + size_t(a_.kv_head) * kv_.head_stride;
+      for (; in_block < kv_.block_size && j < n; ++in_block, ++j) {
+        const size_t at = base + size_t(in_block) * kv_.slot_stride;
+        fn(j, kv_.k + at, kv_.v + at);
+      }
+      ++block;
+      in_block = 0;
     }
+  }
+
+  void score_tile(int32_t t0, int32_t n) {
+    for_rows(t0, n, [&](int32_t j, const uint8_t* k, const uint8_t* v) {
+      const bool in = live(t0 + j);
+      krows_[j] = in ? k : nullptr;
+      vrows_[j] = in ? v : nullptr;
+    });
+    for (int32_t g = 0; g < a_.group; ++g) std::fill_n(scores_[g], n, kNoScore);
     if (fast_ && !rot_) {
       avx2::attention_scores(kv_.type, krows_, n, a_.q, a_.group, hd_, a_.scale, scores_[0], kTile);
     } else {

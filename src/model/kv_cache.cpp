@@ -19,7 +19,7 @@ KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n
   head_bytes_ = row_bytes_ * size_t(block_size);
   layer_bytes_ = 2 * head_bytes_ * size_t(c.n_kv_heads);
   block_bytes_ = layer_bytes_ * size_t(c.n_layers);
-  data_.reset(new uint8_t[block_bytes_ * size_t(n_blocks)]);
+  data_ = AlignedBytes(block_bytes_ * size_t(n_blocks), AlignedBytes::Init::Lazy);
 }
 
 void KvCache::check_type(const ModelConfig& c, DType type) {
@@ -38,7 +38,7 @@ uint64_t KvCache::block_bytes(const ModelConfig& c, DType type, int32_t block_si
 PagedKv KvCache::layer(int32_t layer, const int32_t* blocks) const {
   PagedKv kv;
   kv.type = type_;
-  kv.k = data_.get() + size_t(layer) * layer_bytes_;
+  kv.k = data_.data() + size_t(layer) * layer_bytes_;
   kv.v = kv.k + head_bytes_ * size_t(n_kv_heads_);
   kv.block_stride = block_bytes_;
   kv.slot_stride = row_bytes_;
@@ -49,7 +49,7 @@ PagedKv KvCache::layer(int32_t layer, const int32_t* blocks) const {
 }
 
 uint8_t* KvCache::row(int32_t block, int32_t layer, int32_t kind, int32_t slot, int32_t head) {
-  return data_.get() + size_t(block) * block_bytes_ + size_t(layer) * layer_bytes_ +
+  return data_.data() + size_t(block) * block_bytes_ + size_t(layer) * layer_bytes_ +
          (size_t(kind) * size_t(n_kv_heads_) + size_t(head)) * head_bytes_ + size_t(slot) * row_bytes_;
 }
 
@@ -61,7 +61,7 @@ uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot, int32_t head
 }
 
 void KvCache::copy_block(int32_t dst, int32_t src) {
-  std::memcpy(data_.get() + size_t(dst) * block_bytes_, data_.get() + size_t(src) * block_bytes_, block_bytes_);
+  std::memcpy(data_.data() + size_t(dst) * block_bytes_, data_.data() + size_t(src) * block_bytes_, block_bytes_);
 }
 
 }  // namespace parley

@@ -4,10 +4,10 @@
 // K and V rows in F32, F16 or Q8_0. Which blocks a sequence owns is the
 // engine's business (block tables); this class only lays the bytes out.
 #include <cstdint>
-#include <memory>
 
 #include "kernels/attention.h"
 #include "model/config.h"
+#include "util/aligned_bytes.h"
 
 namespace parley {
 
@@ -39,8 +39,9 @@ class KvCache {
   int32_t n_kv_heads_;
   int64_t n_blocks_;
   size_t row_bytes_, head_bytes_, layer_bytes_, block_bytes_;
-  // Not value-initialised: the pool's pages are committed as blocks are used.
-  std::unique_ptr<uint8_t[]> data_;
+  // Lazy: the pool's pages (huge pages where the kernel grants them) are
+  // committed as blocks are first used.
+  AlignedBytes data_;
 };
 
 }  // namespace parley

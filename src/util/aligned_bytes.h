@@ -1,8 +1,10 @@
 #pragma once
-// An owned, zero-initialised byte buffer aligned to a cache line (64 bytes),
-// for SIMD loads that require alignment. Buffers of 2 MiB and more are
-// aligned to 2 MiB and asked to be backed by huge pages: a kernel streaming
-// hundreds of MB then takes one TLB miss per 2 MiB instead of per 4 KiB.
+// An owned byte buffer aligned to a cache line (64 bytes), for SIMD loads
+// that require alignment. Buffers of 2 MiB and more are aligned to 2 MiB and
+// asked to be backed by huge pages: a kernel streaming hundreds of MB (or
+// hopping between KV blocks) then takes one TLB miss per 2 MiB instead of
+// per 4 KiB. Zero-initialised unless made lazy, whose pages are committed
+// only as they are first written (a KV pool sized for the worst case).
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -16,14 +18,15 @@ namespace parley {
 class AlignedBytes {
  public:
   AlignedBytes() = default;
-  explicit AlignedBytes(uint64_t n) : size_(n) {
+  enum class Init { Zero, Lazy };
+  explicit AlignedBytes(uint64_t n, Init init = Init::Zero) : size_(n) {
     constexpr uint64_t kHuge = uint64_t(2) << 20;
     const uint64_t align = n >= kHuge ? kHuge : 64;
     const uint64_t bytes = (n + align - 1) / align * align;
     void* p = std::aligned_alloc(align, bytes);
     if (!p) throw std::bad_alloc();
     if (align == kHuge) ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: fine if refused
-    std::memset(p, 0, n);
+    if (init == Init::Zero) std::memset(p, 0, n);
     data_.reset(static_cast<uint8_t*>(p));
   }
   uint8_t* data() { return data_.get(); }
