@@ -7,15 +7,11 @@
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "model/attention_query.h"
+#include "model/token_rows.h"
 #include "util/error.h"
 
 namespace parley {
 namespace {
-
-void add_rows(float* y, const float* bias, int32_t n, int32_t width) {
-  if (!bias) return;
-  for (int32_t t = 0; t < n; ++t) add(y + size_t(t) * size_t(width), bias, width);
-}
 
 // KeyRotation's callback: RoPE at `pos`, for one head's key.
 void rotate_key(const void* rope, float* key, int32_t pos) { static_cast<const Rope*>(rope)->apply(key, 1, pos); }
@@ -117,17 +113,16 @@ void BatchForward::embed(const BatchChunk* chunks, int32_t n_chunks) {
 
 void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
   const LayerWeights& lw = model_.weights().layers[size_t(l)];
-  const size_t dim = size_t(c_.dim);
-  for (int32_t t = 0; t < n_; ++t) rmsnorm(xb_.data() + t * dim, x_.data() + t * dim, lw.attn_norm, c_.dim, c_.norm_eps);
+  rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.attn_norm, n_, c_.dim, c_.norm_eps);
   const MatmulOutput qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
   matmul_shared(qkv, xb_.data(), n_, pool_);
-  add_rows(q_.data(), lw.bq, n_, c_.q_dim());
-  add_rows(k_.data(), lw.bk, n_, c_.kv_dim());
-  add_rows(v_.data(), lw.bv, n_, c_.kv_dim());
+  add_bias_rows(pool_, q_.data(), lw.bq, n_, c_.q_dim());
+  add_bias_rows(pool_, k_.data(), lw.bk, n_, c_.kv_dim());
+  add_bias_rows(pool_, v_.data(), lw.bv, n_, c_.kv_dim());
   store_kv(l, chunks);
   attention(l, chunks);
   matmul(lw.wo, att_.data(), xb_.data(), n_, pool_);
-  for (int32_t t = 0; t < n_; ++t) add(x_.data() + t * dim, xb_.data() + t * dim, c_.dim);
+  add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
   feed_forward(lw);
 }
 
@@ -205,13 +200,12 @@ void BatchForward::attend_chunk(int32_t l, const BatchChunk& c, int32_t ci, floa
 }
 
 void BatchForward::feed_forward(const LayerWeights& lw) {
-  const size_t dim = size_t(c_.dim), ffn = size_t(c_.ffn_dim);
-  for (int32_t t = 0; t < n_; ++t) rmsnorm(xb_.data() + t * dim, x_.data() + t * dim, lw.ffn_norm, c_.dim, c_.norm_eps);
+  rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.ffn_norm, n_, c_.dim, c_.norm_eps);
   const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
   matmul_shared(gate_up, xb_.data(), n_, pool_);
-  for (int32_t t = 0; t < n_; ++t) swiglu(gate_.data() + t * ffn, up_.data() + t * ffn, c_.ffn_dim);
+  swiglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
   matmul(lw.w_down, gate_.data(), xb_.data(), n_, pool_);
-  for (int32_t t = 0; t < n_; ++t) add(x_.data() + t * dim, xb_.data() + t * dim, c_.dim);
+  add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
 }
 
 // The output projection only for the last token of the chunks that asked.

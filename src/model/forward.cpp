@@ -6,6 +6,7 @@
 
 #include "kernels/attention.h"
 #include "model/attention_query.h"
+#include "model/token_rows.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "util/error.h"
@@ -14,11 +15,6 @@ namespace parley {
 namespace {
 
 constexpr int32_t kPrefillChunk = 64;  // tokens per matmul during prefill
-
-void add_bias(float* y, const float* bias, int32_t n, int32_t width) {
-  if (!bias) return;
-  for (int32_t t = 0; t < n; ++t) add(y + size_t(t) * size_t(width), bias, width);
-}
 
 }  // namespace
 
@@ -81,16 +77,15 @@ void Forward::eval_chunk(const int32_t* tokens, int32_t n, float* all_logits) {
   rope_.prepare(pos_, n);
   for (int32_t l = 0; l < c_.n_layers; ++l) {
     const LayerWeights& lw = w.layers[size_t(l)];
-    for (int32_t t = 0; t < n; ++t)
-      rmsnorm(xb_.data() + size_t(t) * size_t(dim), x_.data() + size_t(t) * size_t(dim), lw.attn_norm, dim, c_.norm_eps);
+    rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.attn_norm, n, dim, c_.norm_eps);
     const MatmulOutput qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
     matmul_shared(qkv, xb_.data(), n, pool_);
-    add_bias(q_.data(), lw.bq, n, c_.q_dim());
-    add_bias(k_.data(), lw.bk, n, c_.kv_dim());
-    add_bias(v_.data(), lw.bv, n, c_.kv_dim());
+    add_bias_rows(pool_, q_.data(), lw.bq, n, c_.q_dim());
+    add_bias_rows(pool_, k_.data(), lw.bk, n, c_.kv_dim());
+    add_bias_rows(pool_, v_.data(), lw.bv, n, c_.kv_dim());
     attention(l, n);
     matmul(lw.wo, att_.data(), xb_.data(), n, pool_);
-    for (int32_t t = 0; t < n; ++t) add(x_.data() + size_t(t) * size_t(dim), xb_.data() + size_t(t) * size_t(dim), dim);
+    add_rows(pool_, x_.data(), xb_.data(), n, dim);
     feed_forward(lw, n);
   }
   pos_ += n;
@@ -144,19 +139,17 @@ void Forward::attention(int32_t layer, int32_t n) {
 
 void Forward::feed_forward(const LayerWeights& lw, int32_t n) {
   const int32_t dim = c_.dim, ffn = c_.ffn_dim;
-  for (int32_t t = 0; t < n; ++t)
-    rmsnorm(xb_.data() + size_t(t) * size_t(dim), x_.data() + size_t(t) * size_t(dim), lw.ffn_norm, dim, c_.norm_eps);
+  rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.ffn_norm, n, dim, c_.norm_eps);
   const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
   matmul_shared(gate_up, xb_.data(), n, pool_);
-  for (int32_t t = 0; t < n; ++t) swiglu(gate_.data() + size_t(t) * size_t(ffn), up_.data() + size_t(t) * size_t(ffn), ffn);
+  swiglu_rows(pool_, gate_.data(), up_.data(), n, ffn);
   matmul(lw.w_down, gate_.data(), xb_.data(), n, pool_);
-  for (int32_t t = 0; t < n; ++t) add(x_.data() + size_t(t) * size_t(dim), xb_.data() + size_t(t) * size_t(dim), dim);
+  add_rows(pool_, x_.data(), xb_.data(), n, dim);
 }
 
 void Forward::logits(const float* x, int32_t n, float* out) {
   const int32_t dim = c_.dim;
-  for (int32_t t = 0; t < n; ++t)
-    rmsnorm(xb_.data() + size_t(t) * size_t(dim), x + size_t(t) * size_t(dim), model_.weights().output_norm, dim, c_.norm_eps);
+  rmsnorm_rows(pool_, xb_.data(), x, model_.weights().output_norm, n, dim, c_.norm_eps);
   matmul(model_.weights().output, xb_.data(), out, n, pool_);
 }
 
