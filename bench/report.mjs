@@ -29,7 +29,9 @@ const machine = `${meta.cpu}, ${meta.cores} cores, kernels \`${m.isa}\`, ${f(m.b
   `kernel threads: ${meta.threads}`;
 const stamp = (type) => `*Model: ${meta.model}, ${type} · machine: ${meta.cpu} (${meta.cores} cores, ` +
   `${f(m.bandwidth_gbs)} GB/s) · ${meta.date}*`;
-const busy = Math.max(...`${meta.load_before} ${meta.load_after}`.split(/\s+/).map(Number).filter((x) => !isNaN(x))) >= 1;
+// The 1-minute load average just before the run: work that shared the cores
+// then (the run's own load shows in the "after" figures).
+const busy = Number(String(meta.load_before).split(/\s+/)[0]) >= 1;
 
 const md = [];
 const scope = meta.smoke ? ' (smoke run: tiny model and counts, numbers meaningless)' : '';
@@ -41,7 +43,7 @@ md.push(`# Benchmarks${scope}`, '',
   meta.q4 === 'q4_k_m' ? '  speed does not depend on the values); Q4_K_M is `parley quantize` of the F32 model (mixed recipe).'
     : '  speed does not depend on the values). Q4_K stands in for the Q4_K_M recipe (no `parley quantize` in this build).',
   `- **Load average** (1/5/15 min) before the run: ${meta.load_before}; after: ${meta.load_after}.` +
-  (busy ? ' **The machine was not quiet** (other engineers were building and testing on its 2 cores), so numbers are lower and noisier than an idle machine gives.' : ''),
+  (busy ? ' **The machine was not idle when the run started** (other work was using its 2 cores), so numbers may be lower and noisier than an idle machine gives.' : ''),
   ...(meta.quick ? ['- **Quick run** (`bench/run-all --quick`): fewer and shorter requests than the full run, so that it fits a busy machine; percentiles rest on few samples.'] : []),
   '- Commands below write `$MODELS` for the temporary model directory and `$URL` for the server that the line before started.', '');
 

@@ -21,7 +21,12 @@ enum class SchedulePolicy {
 struct EngineConfig {
   int32_t threads = 0;             // kernel threads; 0 = physical cores
   int32_t max_running = 64;        // sequences decoded together at most
-  int32_t max_batch_tokens = 512;  // tokens per engine step (prefill chunks + decodes)
+  // Tokens per engine step while sequences are decoding (their decodes and
+  // prefill chunks of others): it bounds the inter-token latency. A step with
+  // no sequence decoding evaluates prompts only and may take up to
+  // max(max_batch_tokens, max_prefill_tokens).
+  int32_t max_batch_tokens = 64;
+  int32_t max_prefill_tokens = 512;
   uint64_t kv_memory_bytes = 0;    // KV pool size; 0 = a default fraction of RAM
   DType kv_type = DType::F16;      // F32, F16 or Q8_0
   int32_t block_size = 16;         // tokens per KV block
