@@ -33,6 +33,7 @@ constexpr int64_t kMinParallelElems = 1 << 14;
 struct Scratch {
   std::vector<int8_t> q;
   std::vector<float> d, s;
+  std::vector<int32_t> sums;
   std::vector<int16_t> bsums;
 };
 
@@ -44,13 +45,15 @@ T* grown(std::vector<T>& v, int64_t n) {
 
 }  // namespace
 
-void quantize_acts(const float* x, int64_t blocks, int block, int8_t* q, float* d, float* s, int16_t* bsums) {
+void quantize_acts(const float* x, int64_t blocks, int block, int8_t* q, float* d, const ActSums& out) {
   for (int64_t b = 0; b < blocks; ++b) {
     int8_t* qb = q + b * block;
     d[b] = quantize_q8(x + b * block, block, qb);
-    if (s) s[b] = d[b] * float(sum_q8(qb, block));
-    if (bsums)
-      for (int j = 0; j < block / 16; ++j) bsums[b * block / 16 + j] = int16_t(sum_q8(qb + 16 * j, 16));
+    const int total = sum_q8(qb, block);
+    if (out.s) out.s[b] = d[b] * float(total);
+    if (out.sums) out.sums[b] = total;
+    if (out.bsums)
+      for (int j = 0; j < block / 16; ++j) out.bsums[b * block / 16 + j] = int16_t(sum_q8(qb + 16 * j, 16));
   }
 }
 
@@ -79,13 +82,15 @@ Acts prepare_acts(DType weights, const float* x, int64_t cols, int64_t n_tokens,
   a.blocks = cols / block;
   int8_t* q = grown(scratch.q, n_tokens * cols);
   float* d = grown(scratch.d, n_tokens * a.blocks);
-  float* s = format == ActFormat::Q8x32 ? grown(scratch.s, n_tokens * a.blocks) : nullptr;
-  int16_t* bsums = format == ActFormat::Q8x256 ? grown(scratch.bsums, n_tokens * cols / 16) : nullptr;
+  const bool q32 = format == ActFormat::Q8x32;
+  float* s = q32 ? grown(scratch.s, n_tokens * a.blocks) : nullptr;
+  int32_t* sums = q32 ? grown(scratch.sums, n_tokens * a.blocks) : nullptr;
+  int16_t* bsums = q32 ? nullptr : grown(scratch.bsums, n_tokens * cols / 16);
   const auto quantize = active_isa() == Isa::Scalar ? quantize_acts : quantize_acts_avx2;
   const auto quantize_tokens = [&](int64_t t0, int64_t t1) {
     const int64_t b = t0 * a.blocks;
-    quantize(x + b * block, (t1 - t0) * a.blocks, block, q + b * block, d + b, s ? s + b : nullptr,
-             bsums ? bsums + b * block / 16 : nullptr);
+    const ActSums out{s ? s + b : nullptr, sums ? sums + b : nullptr, bsums ? bsums + b * block / 16 : nullptr};
+    quantize(x + b * block, (t1 - t0) * a.blocks, block, q + b * block, d + b, out);
   };
   // Split over the pool only when there is enough to split (prefill).
   if (n_tokens > 1 && n_tokens * cols >= kMinParallelElems) pool.parallel_for(n_tokens, quantize_tokens);
@@ -93,6 +98,7 @@ Acts prepare_acts(DType weights, const float* x, int64_t cols, int64_t n_tokens,
   a.q = q;
   a.d = d;
   a.s = s;
+  a.sums = sums;
   a.bsums = bsums;
   return a;
 }

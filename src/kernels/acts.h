@@ -11,7 +11,7 @@ namespace parley {
 
 enum class ActFormat {
   Float,   // F32 / F16 / BF16 weights
-  Q8x32,   // 32-element block types: scale and d * sum(q) per 32
+  Q8x32,   // 32-element block types: scale, d * sum(q) and sum(q) per 32
   Q8x256,  // K types: scale per 256, sums of q per 16
 };
 ActFormat act_format(DType weights);
@@ -25,6 +25,7 @@ struct Acts {
   const int8_t* q = nullptr;         // [n_tokens][cols]
   const float* d = nullptr;          // [n_tokens][blocks]; |q| <= 127, x ~ d * q
   const float* s = nullptr;          // Q8x32: d * sum(q) per block
+  const int32_t* sums = nullptr;     // Q8x32: sum(q) per block (the packed GEMM's offset correction)
   const int16_t* bsums = nullptr;    // Q8x256: [n_tokens][cols / 16] sums of q
   int64_t blocks = 0;                // blocks per token (cols / 32 or cols / 256)
 };
@@ -35,10 +36,14 @@ constexpr int64_t kActPad = 256;
 Acts prepare_acts(DType weights, const float* x, int64_t cols, int64_t n_tokens, ThreadPool& pool);
 
 // The quantizing loop over `blocks` blocks of `block` values (32 or 256),
-// filling q, d, and s (d * sum(q), when not null) or the 16-sums (when not
-// null). The AVX2 version gives bit-identical results.
-void quantize_acts(const float* x, int64_t blocks, int block, int8_t* q, float* d, float* s, int16_t* bsums);
-void quantize_acts_avx2(const float* x, int64_t blocks, int block, int8_t* q, float* d, float* s,
-                        int16_t* bsums);
+// filling q, d, and when not null: s (d * sum(q)), sums (sum(q)) or the
+// 16-sums. The AVX2 version gives bit-identical results.
+struct ActSums {
+  float* s = nullptr;
+  int32_t* sums = nullptr;
+  int16_t* bsums = nullptr;
+};
+void quantize_acts(const float* x, int64_t blocks, int block, int8_t* q, float* d, const ActSums& out);
+void quantize_acts_avx2(const float* x, int64_t blocks, int block, int8_t* q, float* d, const ActSums& out);
 
 }  // namespace parley

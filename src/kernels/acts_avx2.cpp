@@ -34,8 +34,7 @@ inline void quantize32(const float* x, __m256 id, int8_t* q, int& sum_lo, int& s
 
 }  // namespace
 
-void quantize_acts_avx2(const float* x, int64_t blocks, int block, int8_t* q, float* d, float* s,
-                        int16_t* bsums) {
+void quantize_acts_avx2(const float* x, int64_t blocks, int block, int8_t* q, float* d, const ActSums& out) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t b = 0; b < blocks; ++b, x += block, q += block) {
     __m256 amax = _mm256_setzero_ps();
@@ -47,12 +46,13 @@ void quantize_acts_avx2(const float* x, int64_t blocks, int block, int8_t* q, fl
       int lo, hi;
       quantize32(x + i, id, q + i, lo, hi);
       total += lo + hi;
-      if (bsums) {
-        bsums[b * block / 16 + i / 16] = int16_t(lo);
-        bsums[b * block / 16 + i / 16 + 1] = int16_t(hi);
+      if (out.bsums) {
+        out.bsums[b * block / 16 + i / 16] = int16_t(lo);
+        out.bsums[b * block / 16 + i / 16 + 1] = int16_t(hi);
       }
     }
-    if (s) s[b] = d[b] * float(total);
+    if (out.s) out.s[b] = d[b] * float(total);
+    if (out.sums) out.sums[b] = total;
   }
 }
 

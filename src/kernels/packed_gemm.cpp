@@ -2,9 +2,7 @@
 // kernel and the dispatch (see packed_gemm.h).
 #include "kernels/packed_gemm.h"
 
-#include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "kernels/acts.h"
 #include "kernels/blocks.h"
@@ -61,22 +59,6 @@ int32_t packed_value(const PackedMatrix& w, const uint8_t* quants, int64_t r, in
   return k < 16 ? byte & 15 : byte >> 4;
 }
 
-struct ActScratch {
-  std::vector<int32_t> neg_sum;
-};
-
-// -offset * sum(q) per activation block: the weights were stored as q + offset.
-const int32_t* neg_sums(const int8_t* q, int64_t n_blocks, int32_t offset) {
-  thread_local ActScratch scratch;
-  if (int64_t(scratch.neg_sum.size()) < n_blocks) scratch.neg_sum.resize(size_t(n_blocks));
-  for (int64_t i = 0; i < n_blocks; ++i) {
-    int32_t s = 0;
-    for (int k = 0; k < kQK; ++k) s += q[i * kQK + k];
-    scratch.neg_sum[size_t(i)] = -offset * s;
-  }
-  return scratch.neg_sum.data();
-}
-
 constexpr int64_t kMinParallelWork = 1 << 16;
 
 }  // namespace
@@ -105,7 +87,7 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
         float sum = 0.0f;
         for (int64_t b = 0; b < w.blocks; ++b) {
           const int8_t* xq = x.q + (t * w.blocks + b) * kQK;
-          int32_t isum = x.neg_sum[t * w.blocks + b];
+          int32_t isum = -w.offset() * x.sum[t * w.blocks + b];
           for (int k = 0; k < kQK; ++k) isum += packed_value(w, w.quants(g, b), r, k) * xq[k];
           uint16_t d;
           std::memcpy(&d, w.scales(g, b) + r * 2, 2);
@@ -117,9 +99,8 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
 
 void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
   const MatrixView& w0 = *outs[0].w;
-  const PackedMatrix p0 = packed_view(w0, w0.packed);
   const Acts acts = prepare_acts(DType::Q8_0, x, w0.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
-  const PackedActs pa{acts.q, acts.d, neg_sums(acts.q, n_tokens * p0.blocks, p0.offset())};
+  const PackedActs pa{acts.q, acts.d, acts.sums};
   const PackedKernel kernel = active_isa() >= Isa::Vnni ? packed_kernel_vnni : packed_kernel_scalar;
   StackedRanges groups(2);  // pairs of groups: the kernel's widest tile
   int64_t rows = 0;

@@ -35,11 +35,11 @@ struct PackedMatrix {
 };
 
 // Quantized activations of n_tokens rows: q [token][blocks * 32], and per
-// block the scale d and -offset * sum(q) (which cancels the weights' offset).
+// block the scale d and sum(q) (-offset * sum(q) cancels the weights' offset).
 struct PackedActs {
   const int8_t* q;
   const float* d;
-  const int32_t* neg_sum;
+  const int32_t* sum;
 };
 
 // y[t * rows + r] for the rows of groups [g0, g1) and every token.

@@ -16,15 +16,17 @@ namespace {
 struct Quantized {
   std::vector<int8_t> q;
   std::vector<float> d, s;
+  std::vector<int32_t> sums;
   std::vector<int16_t> bsums;
 };
 
 Quantized run(decltype(&quantize_acts) f, const std::vector<float>& x, int block) {
   const int64_t blocks = int64_t(x.size()) / block;
   Quantized r{std::vector<int8_t>(x.size()), std::vector<float>(size_t(blocks)), std::vector<float>(size_t(blocks)),
-              std::vector<int16_t>(x.size() / 16)};
-  f(x.data(), blocks, block, r.q.data(), r.d.data(), block == 32 ? r.s.data() : nullptr,
-    block == 256 ? r.bsums.data() : nullptr);
+              std::vector<int32_t>(size_t(blocks)), std::vector<int16_t>(x.size() / 16)};
+  const ActSums out{block == 32 ? r.s.data() : nullptr, block == 32 ? r.sums.data() : nullptr,
+                    block == 256 ? r.bsums.data() : nullptr};
+  f(x.data(), blocks, block, r.q.data(), r.d.data(), out);
   return r;
 }
 
@@ -52,6 +54,7 @@ TEST(Acts, ScalarQuantizationWithinHalfStep) {
       int sum = 0;
       for (int i = 0; i < 32; ++i) sum += r.q[b * 32 + size_t(i)];
       EXPECT_EQ(r.s[b], r.d[b] * float(sum));
+      EXPECT_EQ(r.sums[b], sum);
     }
     for (size_t j = 0; block == 256 && j < r.bsums.size(); ++j) {
       int sum = 0;
@@ -69,6 +72,7 @@ TEST(Acts, Avx2MatchesScalarExactly) {
     EXPECT_EQ(a.q, b.q) << block;
     EXPECT_EQ(a.d, b.d) << block;
     EXPECT_EQ(a.s, b.s) << block;
+    EXPECT_EQ(a.sums, b.sums) << block;
     EXPECT_EQ(a.bsums, b.bsums) << block;
   }
 }
