@@ -39,8 +39,7 @@ class KvCache {
   int32_t n_kv_heads_;
   int64_t n_blocks_;
   size_t row_bytes_, head_bytes_, layer_bytes_, block_bytes_;
-  // Lazy: the pool's pages (huge pages where the kernel grants them) are
-  // committed as blocks are first used.
+  // Lazy: the pool's pages are committed as blocks are first used.
   AlignedBytes data_;
 };
 

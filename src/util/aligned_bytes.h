@@ -1,10 +1,12 @@
 #pragma once
 // An owned byte buffer aligned to a cache line (64 bytes), for SIMD loads
-// that require alignment. Buffers of 2 MiB and more are aligned to 2 MiB and
-// asked to be backed by huge pages: a kernel streaming hundreds of MB (or
-// hopping between KV blocks) then takes one TLB miss per 2 MiB instead of
-// per 4 KiB. Zero-initialised unless made lazy, whose pages are committed
-// only as they are first written (a KV pool sized for the worst case).
+// that require alignment. Zero-initialised buffers of 2 MiB and more are
+// aligned to 2 MiB and asked to be backed by huge pages: a kernel streaming
+// hundreds of MB then takes one TLB miss per 2 MiB instead of per 4 KiB.
+// A lazy buffer (a KV pool sized for the worst case) is left uninitialised,
+// its pages committed only as they are first written, and not advised: a
+// huge-page fault in the middle of serving zeroes 2 MiB and may compact
+// memory first, a latency spike the TLB savings do not repay.
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -25,8 +27,10 @@ class AlignedBytes {
     const uint64_t bytes = (n + align - 1) / align * align;
     void* p = std::aligned_alloc(align, bytes);
     if (!p) throw std::bad_alloc();
-    if (align == kHuge) ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: fine if refused
-    if (init == Init::Zero) std::memset(p, 0, n);
+    if (init == Init::Zero) {
+      if (align == kHuge) ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: fine if refused
+      std::memset(p, 0, n);
+    }
     data_.reset(static_cast<uint8_t*>(p));
   }
   uint8_t* data() { return data_.get(); }
