@@ -161,12 +161,10 @@ void run_bench_serve(const BenchServeArgs& a) {
   LlmEngine engine(*model, config);
   const KvLayout layout = kv_layout(model->config(), engine.config());
   FILE* setup = a.json ? stderr : stdout;  // with --json, stdout holds the JSON only
-  std::fprintf(setup,
-               "%s: %d threads (%s), KV %s, %s scheduling, max %d running, %d tokens per step (%d prompts only), KV "
-               "policy %s\n",
-               model->name().c_str(), engine.config().threads, std::string(isa_name(active_isa())).c_str(),
-               std::string(dtype_name(config.kv_type)).c_str(), a.policy.c_str(), config.max_running,
-               config.max_batch_tokens, max_step_tokens(config), a.kv_policy.c_str());
+  std::fprintf(setup, "%s: %d threads (%s), KV %s, %s scheduling, max %d running, %d tokens per step, KV policy %s\n",
+              model->name().c_str(), engine.config().threads, std::string(isa_name(active_isa())).c_str(),
+              std::string(dtype_name(config.kv_type)).c_str(), a.policy.c_str(), config.max_running,
+              config.max_batch_tokens, a.kv_policy.c_str());
   char arrivals[64];
   if (a.rate > 0) std::snprintf(arrivals, sizeof arrivals, "Poisson arrivals %.2f/s", a.rate);
   else std::snprintf(arrivals, sizeof arrivals, "concurrency %d", a.concurrency);
@@ -242,8 +240,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--rate", a->rate, "Poisson arrivals per second instead of the closed loop");
   cmd->add_option("--seed", a->seed, "workload seed")->capture_default_str();
   cmd->add_option("--max-running", a->engine.max_running, "sequences decoded together")->capture_default_str();
-  cmd->add_option("--max-batch-tokens", a->engine.max_batch_tokens, "tokens per engine step while sequences decode (bounds the inter-token latency)")->capture_default_str();
-  cmd->add_option("--max-prefill-tokens", a->engine.max_prefill_tokens, "tokens per engine step when none decodes (prompts only)")->capture_default_str();
+  cmd->add_option("--max-batch-tokens", a->engine.max_batch_tokens, "tokens per engine step (smaller: steadier token stream, slower first tokens under bursts)")->capture_default_str();
   cmd->add_option("--kv-memory", a->kv_memory, "KV pool: bytes, 512M, 2G or 25% (default: 25% of RAM, capped)");
   cmd->add_option("--kv-type", a->kv_type, "KV element type: f32, f16, q8_0")->capture_default_str();
   cmd->add_option("--block-size", a->engine.block_size, "tokens per KV block")->capture_default_str();

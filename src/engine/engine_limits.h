@@ -1,7 +1,6 @@
 #pragma once
 // The engine's configuration made concrete: defaults resolved, values
 // checked, and the KV pool sized (blocks, and the context a sequence may use).
-#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -13,9 +12,6 @@ namespace parley {
 // Fills defaults (threads 0 = physical cores, max_context 0 = the model's);
 // throws parley::Error for values out of range or an unusable KV type.
 EngineConfig resolve_config(const ModelConfig& model, EngineConfig config);
-
-// The most tokens one engine step evaluates (the forward pass's buffers).
-inline int32_t max_step_tokens(const EngineConfig& c) { return std::max(c.max_batch_tokens, c.max_prefill_tokens); }
 
 struct KvLayout {
   uint64_t block_bytes = 0;  // one block: every layer's K and V for block_size tokens

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/engine_limits.h"
-
 namespace parley {
 namespace {
 
@@ -66,9 +64,6 @@ const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
   budget_ = config_.max_batch_tokens;
   preempted_ = false;
   schedule_running(true);
-  // Nobody is decoding, so no inter-token latency to protect: prompts may
-  // take the larger budget (a lone long prompt, a burst's first step).
-  if (batch_.empty()) budget_ = max_step_tokens(config_);
   schedule_running(false);
   // After a preemption memory is short: admitting more would only thrash.
   if (!preempted_) admit_waiting(now);

@@ -1,8 +1,7 @@
 #pragma once
 // Iteration-level (continuous) batching: before every engine step, decides
 // which sequences run and how many of their tokens, within a token budget
-// (max_batch_tokens while anything decodes, else up to max_prefill_tokens)
-// and max_running sequences. Decodes go first, then
+// (max_batch_tokens) and max_running sequences. Decodes go first, then
 // prefill chunks (chunked prefill: a long prompt never stalls the decodes),
 // then waiting requests are admitted in policy order. When KV blocks run out,
 // the lowest-priority, latest-arrived running sequence is preempted: its

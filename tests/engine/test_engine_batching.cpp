@@ -53,7 +53,6 @@ EngineConfig small_config(bool prefix_cache) {
   // One kernel thread: spinning pool workers crawl on a loaded 2-core machine.
   c.threads = 1;
   c.max_batch_tokens = 24;  // prompts are prefilled in several chunks
-  c.max_prefill_tokens = 24;
   c.prefix_cache = prefix_cache;
   c.kv_type = DType::F32;
   return c;
@@ -164,35 +163,12 @@ TEST(EngineBatching, FullyCachedPromptCopiesItsLastBlock) {
   EXPECT_EQ(engine.stats().kv_blocks_used, 0u);
 }
 
-// A step in which no sequence decodes evaluates prompts only and may take
-// max_prefill_tokens; the tokens are the same as with small steps throughout.
-TEST(EngineBatching, PromptOnlyStepsTakeThePrefillBudget) {
-  auto model = Model::load(testing::kBundled);
-  std::vector<int32_t> prompt(40);
-  prompt[0] = 1;
-  for (size_t i = 1; i < prompt.size(); ++i) prompt[i] = 260 + int32_t(i * 7 % 200);
-  const std::vector<Request> one = {testing::greedy(prompt, 1)};
-  EngineConfig c = small_config(true);
-  c.max_batch_tokens = 8;
-  c.max_prefill_tokens = 32;
-  LlmEngine large(*model, c);
-  const auto got = testing::run_together(large, one);
-  EXPECT_EQ(large.stats().steps, 2u);  // 32 prompt tokens, then the last 8 and the first token
-  c.max_prefill_tokens = 8;
-  LlmEngine small(*model, c);
-  const auto want = testing::run_together(small, one);
-  EXPECT_EQ(small.stats().steps, 5u);
-  EXPECT_EQ(got[0].tokens, want[0].tokens);
-  EXPECT_EQ(got[0].tokens.size(), 1u);
-}
-
 TEST(EngineBatching, TinyKvPoolCompletesEverythingByPreemption) {
   auto model = Model::load(testing::kBundled);
   auto requests = mixed_requests(*model);
   for (auto& r : requests) r.max_tokens = 60;
   EngineConfig c = small_config(true);
   c.max_batch_tokens = 64;
-  c.max_prefill_tokens = 64;
   // About two sequences' worth of blocks for ten requests.
   const uint64_t block = uint64_t(model->config().n_layers) * 2 * 16 * uint64_t(model->config().kv_dim()) * 4;
   c.kv_memory_bytes = 12 * block;

@@ -20,7 +20,6 @@ EngineConfig config() {
   EngineConfig c;
   c.threads = 1;
   c.max_batch_tokens = 16;
-  c.max_prefill_tokens = 16;
   return c;
 }
 
@@ -289,9 +288,6 @@ TEST_F(EngineLifecycle, ConfigurationChecks) {
   EngineConfig zero = config();
   zero.max_running = 0;
   EXPECT_THROW(LlmEngine(*model_, zero), Error);
-  EngineConfig no_prefill = config();
-  no_prefill.max_prefill_tokens = 0;
-  EXPECT_THROW(LlmEngine(*model_, no_prefill), Error);
   LlmEngine defaults(*model_, EngineConfig{});
   EXPECT_GT(defaults.config().threads, 0);
   EXPECT_EQ(defaults.config().max_context, model_->config().context_length);
