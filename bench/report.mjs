@@ -43,7 +43,7 @@ md.push(`# Benchmarks${scope}`, '',
   meta.q4 === 'q4_k_m' ? '  speed does not depend on the values); Q4_K_M is `parley quantize` of the F32 model (mixed recipe).'
     : '  speed does not depend on the values). Q4_K stands in for the Q4_K_M recipe (no `parley quantize` in this build).',
   `- **Load average** (1/5/15 min) before the run: ${meta.load_before}; after: ${meta.load_after}.` +
-  (busy ? ' **The machine was not idle when the run started** (other work was using its 2 cores), so numbers may be lower and noisier than an idle machine gives.' : ''),
+  (busy ? ' **The machine was not idle when the run started** (1-minute load average ≥ 1), so numbers may be lower and noisier than an idle machine gives.' : ''),
   ...(meta.quick ? ['- **Quick run** (`bench/run-all --quick`): fewer and shorter requests than the full run, so that it fits a busy machine; percentiles rest on few samples.'] : []),
   '- Commands below write `$MODELS` for the temporary model directory and `$URL` for the server that the line before started.', '');
 
