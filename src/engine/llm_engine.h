@@ -21,12 +21,12 @@ enum class SchedulePolicy {
 struct EngineConfig {
   int32_t threads = 0;             // kernel threads; 0 = physical cores
   int32_t max_running = 64;        // sequences decoded together at most
-  // Tokens per engine step (decodes + prefill chunks). Every step carries all
-  // decodes, so this bounds the inter-token latency: for llama-110m on 2
-  // cores 128 keeps its P99 near 70 ms and the first tokens of a 16-request
-  // burst under 1 s; 64-96 keep it under 60 ms, 512 lets it reach 250 ms
-  // (docs/performance.md). Small steps cost no prefill speed here.
-  int32_t max_batch_tokens = 128;
+  // Tokens per engine step (decodes + prefill chunks). Large steps give a
+  // burst of prompts its first tokens soonest; every step carries all
+  // decodes, so smaller ones keep the token stream steadier (for llama-110m
+  // on 2 cores: inter-token P99 about 250 ms at 512, 70-100 at 128, under
+  // 60 at 64; docs/performance.md). Small steps cost no prefill speed there.
+  int32_t max_batch_tokens = 512;
   uint64_t kv_memory_bytes = 0;    // KV pool size; 0 = a default fraction of RAM
   DType kv_type = DType::F16;      // F32, F16 or Q8_0
   int32_t block_size = 16;         // tokens per KV block
