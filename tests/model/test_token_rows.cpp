@@ -28,31 +28,27 @@ TEST(TokenRows, MatchTheRowKernelsOnAnyPool) {
       SCOPED_TRACE(std::to_string(n) + " rows, " + std::to_string(pool->size()) + " threads");
       const size_t size = size_t(n) * width;
       const auto x = random_values(size, 1), y = random_values(size, 2), weight = random_values(width, 3);
-      std::vector<float> want(size), got(size);
-
-      for (int32_t t = 0; t < n; ++t) rmsnorm(want.data() + t * width, x.data() + t * width, weight.data(), width, 1e-5f);
-      rmsnorm_rows(*pool, got.data(), x.data(), weight.data(), n, width, 1e-5f);
-      EXPECT_EQ(got, want);
-
-      want = y;
-      got = y;
-      for (int32_t t = 0; t < n; ++t) add(want.data() + t * width, x.data() + t * width, width);
-      add_rows(*pool, got.data(), x.data(), n, width);
-      EXPECT_EQ(got, want);
-
-      want = y;
-      got = y;
-      for (int32_t t = 0; t < n; ++t) add(want.data() + t * width, weight.data(), width);
-      add_bias_rows(*pool, got.data(), weight.data(), n, width);
-      EXPECT_EQ(got, want);
-      add_bias_rows(*pool, got.data(), nullptr, n, width);  // no bias: unchanged
-      EXPECT_EQ(got, want);
-
-      want = x;
-      got = x;
-      for (int32_t t = 0; t < n; ++t) swiglu(want.data() + t * width, y.data() + t * width, width);
-      swiglu_rows(*pool, got.data(), y.data(), n, width);
-      EXPECT_EQ(got, want);
+      // `row` applied to each row of a copy of `start` must equal `rows` applied to another copy.
+      const auto expect_rows = [&](const std::vector<float>& start, auto&& row, auto&& rows) {
+        std::vector<float> want = start, got = start;
+        for (int32_t t = 0; t < n; ++t) row(want.data() + size_t(t) * width, size_t(t) * width);
+        rows(got.data());
+        EXPECT_EQ(got, want);
+      };
+      expect_rows(
+          std::vector<float>(size), [&](float* r, size_t at) { rmsnorm(r, x.data() + at, weight.data(), width, 1e-5f); },
+          [&](float* g) { rmsnorm_rows(*pool, g, x.data(), weight.data(), n, width, 1e-5f); });
+      expect_rows(
+          y, [&](float* r, size_t at) { add(r, x.data() + at, width); },
+          [&](float* g) { add_rows(*pool, g, x.data(), n, width); });
+      expect_rows(
+          y, [&](float* r, size_t) { add(r, weight.data(), width); },
+          [&](float* g) { add_bias_rows(*pool, g, weight.data(), n, width); });
+      expect_rows(
+          y, [](float*, size_t) {}, [&](float* g) { add_bias_rows(*pool, g, nullptr, n, width); });  // no bias
+      expect_rows(
+          x, [&](float* r, size_t at) { swiglu(r, y.data() + at, width); },
+          [&](float* g) { swiglu_rows(*pool, g, y.data(), n, width); });
     }
 }
 
