@@ -1,7 +1,7 @@
 #pragma once
 // An owned byte buffer aligned to a cache line (64 bytes), for SIMD loads
-// that require alignment. Zero-initialised buffers of 2 MiB and more are
-// aligned to 2 MiB and asked to be backed by huge pages: a kernel streaming
+// that require alignment; buffers of 2 MiB and more are aligned to 2 MiB.
+// Zero-initialised ones are also asked to be backed by huge pages: a kernel streaming
 // hundreds of MB then takes one TLB miss per 2 MiB instead of per 4 KiB.
 // A lazy buffer (a KV pool sized for the worst case) is left uninitialised,
 // its pages committed only as they are first written, and not advised: a
