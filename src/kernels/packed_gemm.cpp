@@ -2,6 +2,8 @@
 // kernel and the dispatch (see packed_gemm.h).
 #include "kernels/packed_gemm.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/acts.h"
@@ -61,6 +63,25 @@ int32_t packed_value(const PackedMatrix& w, const uint8_t* quants, int64_t r, in
 
 constexpr int64_t kMinParallelWork = 1 << 16;
 
+// From this many tokens on, AMX tiles beat vpdpbusd (docs/performance.md):
+// 8 for Q8_0; Q4_0's nibbles must first be widened to bytes, which only long
+// prefills repay. Below, a step is bound by reading its weights either way.
+// PARLEY_AMX_MIN_TOKENS sets one threshold for both, for measuring.
+int64_t amx_min_tokens(DType type) {
+  static const int64_t forced = [] {
+    const char* v = std::getenv("PARLEY_AMX_MIN_TOKENS");
+    return v && *v ? std::max<int64_t>(1, std::atoll(v)) : 0;
+  }();
+  if (forced) return forced;
+  return type == DType::Q8_0 ? 8 : 64;
+}
+
+PackedKernel kernel_for(DType type, int64_t n_tokens) {
+  const Isa isa = active_isa();
+  if (isa >= Isa::Amx && n_tokens >= amx_min_tokens(type)) return packed_kernel_amx;
+  return isa >= Isa::Vnni ? packed_kernel_vnni : packed_kernel_scalar;
+}
+
 }  // namespace
 
 bool packing_helps(const MatrixView& w) {
@@ -100,8 +121,8 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
 void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
   const MatrixView& w0 = *outs[0].w;
   const Acts acts = prepare_acts(DType::Q8_0, x, w0.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
-  const PackedActs pa{acts.q, acts.d, acts.sums};
-  const PackedKernel kernel = active_isa() >= Isa::Vnni ? packed_kernel_vnni : packed_kernel_scalar;
+  const PackedActs pa{acts.q, acts.d, acts.sums, acts.s};
+  const PackedKernel kernel = kernel_for(w0.type, n_tokens);
   StackedRanges groups(2);  // pairs of groups: the kernel's widest tile
   int64_t rows = 0;
   for (const MatmulOutput& o : outs) {

@@ -35,11 +35,13 @@ struct PackedMatrix {
 };
 
 // Quantized activations of n_tokens rows: q [token][blocks * 32], and per
-// block the scale d and sum(q) (-offset * sum(q) cancels the weights' offset).
+// block the scale d, sum(q) and d * sum(q) (-offset * sum(q) cancels the
+// weights' offset).
 struct PackedActs {
   const int8_t* q;
   const float* d;
   const int32_t* sum;
+  const float* s;
 };
 
 // y[t * rows + r] for the rows of groups [g0, g1) and every token.
@@ -50,5 +52,8 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
                           float* y);
 void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
                         float* y);
+// Needs the tile permission (cpu.h requests it when it reports Isa::Amx).
+void packed_kernel_amx(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                       float* y);
 
 }  // namespace parley

@@ -121,7 +121,7 @@ void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_to
                         float* y) {
   constexpr int64_t kTokenBlock = 16 * kMaxTokens;
   for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
-    const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.sum + t0 * w.blocks};
+    const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.sum + t0 * w.blocks, x.s + t0 * w.blocks};
     const int64_t n = std::min(kTokenBlock, n_tokens - t0);
     if (w.format == PackedFormat::kQ8) groups_range<Q8Weights>(w, xb, n, g0, g1, y + t0 * w.rows);
     else groups_range<Q4Weights>(w, xb, n, g0, g1, y + t0 * w.rows);

@@ -1,7 +1,8 @@
 // The packed int8 GEMM (packed_gemm.h), Q8_0 and Q4_0: every path against the
 // row-major scalar kernel on shapes that are not multiples of the 16-row
-// group, the 6-token tile, the 96-token block or 64 columns, on one and
-// several threads.
+// group, the VNNI kernel's 6-token tile and 96-token block, the AMX kernel's
+// 16-token tile, or 64 columns, on one and several threads. Where the CPU has
+// AMX, its kernel takes Q8_0 from 8 tokens on and Q4_0 from 64.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,7 +71,8 @@ class PackedGemmTest : public ::testing::TestWithParam<DType> {
 TEST_P(PackedGemmTest, AgreesWithRowMajorKernels) {
   const Case cases[] = {{1, 32, 1},   {7, 96, 2},    {16, 64, 6},    {17, 352, 7}, {33, 32, 13},
                         {48, 768, 1}, {203, 160, 3}, {64, 2048, 17}, {5, 96, 12},  {31, 480, 25},
-                        {40, 64, 203}};  // the last spans token blocks
+                        {40, 64, 203},  // spans token blocks
+                        {17, 1024, 16}, {20, 96, 9},  {33, 224, 70}};  // one AMX tile, a tail, Q4_0 on AMX
   ThreadPool one(1), three(3);
   unsigned seed = 1;
   for (const Case& c : cases) {
