@@ -123,7 +123,7 @@ void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n
   const Acts acts = prepare_acts(DType::Q8_0, x, w0.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
   const PackedActs pa{acts.q, acts.d, acts.sums, acts.s};
   const PackedKernel kernel = kernel_for(w0.type, n_tokens);
-  StackedRanges groups(2);  // pairs of groups: the kernel's widest tile
+  StackedRanges groups(2);  // pairs of groups: the VNNI kernel's widest tile
   int64_t rows = 0;
   for (const MatmulOutput& o : outs) {
     groups.add(groups_of(*o.w));
