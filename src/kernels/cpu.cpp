@@ -47,7 +47,9 @@ bool cpu_has(Isa isa) {
     case Isa::Avx512: return avx512;
     case Isa::Vnni: return vnni;
     case Isa::Amx: {
-      static const bool amx = vnni && amx_usable();  // the permission request runs once
+      // The tile files also use AVX512-BF16 and VBMI (every AMX CPU has them).
+      static const bool amx = vnni && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi") &&
+                              amx_usable();  // the permission request runs once
       return amx;
     }
   }

@@ -63,15 +63,18 @@ int32_t packed_value(const PackedMatrix& w, const uint8_t* quants, int64_t r, in
 
 constexpr int64_t kMinParallelWork = 1 << 16;
 
-// From this many tokens on, AMX tiles beat vpdpbusd (docs/performance.md):
+// A token-count threshold from the environment (for measuring), else `fallback`.
+int64_t tokens_from_env(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::max<int64_t>(1, std::atoll(v)) : fallback;
+}
+
+// From this many tokens on, AMX int8 tiles beat vpdpbusd (docs/performance.md):
 // 8 for Q8_0; Q4_0's nibbles must first be widened to bytes, which only long
 // prefills repay. Below, a step is bound by reading its weights either way.
 // PARLEY_AMX_MIN_TOKENS sets one threshold for both, for measuring.
 int64_t amx_min_tokens(DType type) {
-  static const int64_t forced = [] {
-    const char* v = std::getenv("PARLEY_AMX_MIN_TOKENS");
-    return v && *v ? std::max<int64_t>(1, std::atoll(v)) : 0;
-  }();
+  static const int64_t forced = tokens_from_env("PARLEY_AMX_MIN_TOKENS", 0);
   if (forced) return forced;
   return type == DType::Q8_0 ? 8 : 64;
 }
@@ -83,6 +86,12 @@ PackedKernel kernel_for(DType type, int64_t n_tokens) {
 }
 
 }  // namespace
+
+bool packed_bf16_tiles(int64_t n_tokens) {
+  // Measured crossover against the int8 tiles: docs/performance.md.
+  static const int64_t min_tokens = tokens_from_env("PARLEY_AMX_BF16_MIN_TOKENS", 48);
+  return active_isa() >= Isa::Amx && n_tokens >= min_tokens;
+}
 
 bool packing_helps(const MatrixView& w) {
   return (w.type == DType::Q8_0 || w.type == DType::Q4_0) && w.cols % kQK == 0 && w.rows > 0 &&
@@ -120,22 +129,32 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
 
 void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
   const MatrixView& w0 = *outs[0].w;
-  const Acts acts = prepare_acts(DType::Q8_0, x, w0.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
-  const PackedActs pa{acts.q, acts.d, acts.sums, acts.s};
-  const PackedKernel kernel = kernel_for(w0.type, n_tokens);
-  StackedRanges groups(2);  // pairs of groups: the VNNI kernel's widest tile
+  StackedRanges groups(2);  // pairs of groups: the VNNI and bf16 kernels' widest tile
   int64_t rows = 0;
   for (const MatmulOutput& o : outs) {
     groups.add(groups_of(*o.w));
     rows += o.w->rows;
   }
-  const auto run = [&](int64_t g0, int64_t g1) {
-    groups.split(g0, g1, [&](size_t i, int64_t b, int64_t e) {
-      kernel(packed_view(*outs[i].w, outs[i].w->packed), pa, n_tokens, b, e, outs[i].y);
-    });
+  // kernel(w, g0, g1, y) over every matrix's groups, split over the pool.
+  const auto each_range = [&](const auto& kernel) {
+    const auto run = [&](int64_t g0, int64_t g1) {
+      groups.split(g0, g1, [&](size_t i, int64_t b, int64_t e) {
+        kernel(packed_view(*outs[i].w, outs[i].w->packed), b, e, outs[i].y);
+      });
+    };
+    if (pool.size() == 1 || rows * w0.cols * n_tokens < kMinParallelWork) return run(0, groups.total());
+    pool.parallel_for_dynamic(groups.total(), run, groups.grain());
   };
-  if (pool.size() == 1 || rows * w0.cols * n_tokens < kMinParallelWork) return run(0, groups.total());
-  pool.parallel_for_dynamic(groups.total(), run, groups.grain());
+  if (packed_bf16_tiles(n_tokens)) {
+    const Bf16Rows xb = bf16_rows_amx(x, w0.cols, n_tokens, pool);
+    return each_range([&](const PackedMatrix& w, int64_t g0, int64_t g1, float* y) {
+      packed_kernel_amx_bf16(w, xb, n_tokens, g0, g1, y);
+    });
+  }
+  const Acts acts = prepare_acts(DType::Q8_0, x, w0.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
+  const PackedActs pa{acts.q, acts.d, acts.sums, acts.s};
+  const PackedKernel kernel = kernel_for(w0.type, n_tokens);
+  each_range([&](const PackedMatrix& w, int64_t g0, int64_t g1, float* y) { kernel(w, pa, n_tokens, g0, g1, y); });
 }
 
 }  // namespace parley

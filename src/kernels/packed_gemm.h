@@ -39,6 +39,12 @@ uint64_t packed_bytes(const MatrixView& w);
 // aligned, packed_bytes(w) bytes; the padding of an odd last block is left as it is).
 void pack_matrix(const MatrixView& w, uint8_t* out);
 
+// Whether packed_matmul() of n_tokens rows runs on AMX bf16 tiles (weights
+// dequantized to bf16, activations rounded to bf16: results differ from the
+// int8 paths by up to about 2^-7 of sum |w * x|). PARLEY_AMX_BF16_MIN_TOKENS
+// sets the threshold (for measuring).
+bool packed_bf16_tiles(int64_t n_tokens);
+
 // matmul_shared() for matrices of one type and width whose `packed` point at
 // pack_matrix's output.
 void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool);

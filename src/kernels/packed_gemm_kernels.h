@@ -2,6 +2,8 @@
 // The per-ISA kernels behind packed_matmul() (see packed_gemm.h for the layout).
 #include <cstdint>
 
+#include "kernels/thread_pool.h"
+
 namespace parley {
 
 constexpr int64_t kPackedScaleBytes = 16 * 2;
@@ -55,5 +57,19 @@ void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_to
 // Needs the tile permission (cpu.h requests it when it reports Isa::Amx).
 void packed_kernel_amx(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
                        float* y);
+
+// Activations rounded to bf16 for the bf16 tile kernel, as A tiles:
+// [token tile][block][token 0..15][32 bf16], each tile 1 KB contiguous, with
+// zero rows after the last token up to a multiple of 32 (whole tile pairs).
+struct Bf16Rows {
+  const uint16_t* v;
+  int64_t blocks;  // 32-element blocks per token
+};
+// x [n_tokens][cols] (cols a multiple of 32) into a buffer owned by the
+// calling thread (grow-only), tokens split over the pool. Needs AMX (or AVX512-BF16).
+Bf16Rows bf16_rows_amx(const float* x, int64_t cols, int64_t n_tokens, ThreadPool& pool);
+// The same product on bf16 tiles: weights dequantized per group, fp32 sums.
+void packed_kernel_amx_bf16(const PackedMatrix& w, const Bf16Rows& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                            float* y);
 
 }  // namespace parley

@@ -2,7 +2,8 @@
 // row-major scalar kernel on shapes that are not multiples of the 16-row
 // group, the VNNI kernel's 6-token tile and 96-token block, the AMX kernel's
 // 16-token tile, or 64 columns, on one and several threads. Where the CPU has
-// AMX, its kernel takes Q8_0 from 8 tokens on and Q4_0 from 64.
+// AMX, its int8 kernel takes Q8_0 from 8 tokens on and Q4_0 from 64, and the
+// bf16 tile kernel both from 48 tokens.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,6 +25,8 @@ struct Case {
 
 class PackedGemmTest : public ::testing::TestWithParam<DType> {
  protected:
+  bool bf16_seen = false;  // whether a case ran on the bf16 tiles
+
   void TearDown() override { set_active_isa(detect_isa()); }
 
   void check(const Case& c, ThreadPool& pool, unsigned seed) {
@@ -57,13 +60,25 @@ class PackedGemmTest : public ::testing::TestWithParam<DType> {
       set_active_isa(isa);
       std::vector<float> y(ref.size(), NAN);
       matmul(view, x.data(), y.data(), c.n_tokens, pool);
+      // The bf16 tiles round weights and activations to 8 significant bits
+      // each (2^-8 relative): compared with the exact product of the stored
+      // weights and the float activations. The int8 paths agree with the
+      // scalar kernel, which quantizes the activations the same way.
+      const bool bf16 = packed_bf16_tiles(c.n_tokens);
       for (int64_t t = 0; t < c.n_tokens; ++t)
         for (int64_t r = 0; r < c.rows; ++r) {
-          double mag = 0;
-          for (int64_t k = 0; k < c.cols; ++k) mag += std::fabs(double(wf[size_t(r * c.cols + k)]) * x[size_t(t * c.cols + k)]);
+          double mag = 0, exact = 0;
+          for (int64_t k = 0; k < c.cols; ++k) {
+            const double p = double(wf[size_t(r * c.cols + k)]) * x[size_t(t * c.cols + k)];
+            mag += std::fabs(p), exact += p;
+          }
           const size_t i = size_t(t * c.rows + r);
-          ASSERT_NEAR(y[i], ref[i], 2e-5 * mag + 1e-6) << shape << " path " << isa_name(isa) << " token " << t << " row " << r;
+          const std::string where = shape + " path " + std::string(isa_name(isa)) + (bf16 ? " bf16" : "") +
+                                    " token " + std::to_string(t) + " row " + std::to_string(r);
+          if (bf16) ASSERT_NEAR(y[i], exact, 0x1.1p-7 * mag + 1e-6) << where;
+          else ASSERT_NEAR(y[i], ref[i], 2e-5 * mag + 1e-6) << where;
         }
+      bf16_seen |= bf16;
     }
   }
 };
@@ -72,13 +87,15 @@ TEST_P(PackedGemmTest, AgreesWithRowMajorKernels) {
   const Case cases[] = {{1, 32, 1},   {7, 96, 2},    {16, 64, 6},    {17, 352, 7}, {33, 32, 13},
                         {48, 768, 1}, {203, 160, 3}, {64, 2048, 17}, {5, 96, 12},  {31, 480, 25},
                         {40, 64, 203},  // spans token blocks
-                        {17, 1024, 16}, {20, 96, 9},  {33, 224, 70}};  // one AMX tile, a tail, Q4_0 on AMX
+                        {17, 1024, 16}, {20, 96, 9},  {33, 224, 70},  // one AMX tile, a tail, Q4_0 on AMX
+                        {37, 576, 300}};  // bf16 tiles: several K slabs, an odd group, a token tail
   ThreadPool one(1), three(3);
   unsigned seed = 1;
   for (const Case& c : cases) {
     check(c, one, seed++);
     check(c, three, seed++);
   }
+  EXPECT_EQ(bf16_seen, isa_supported(Isa::Amx));
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, PackedGemmTest, ::testing::Values(DType::Q8_0, DType::Q4_0),
