@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/blocks.h"
 #include "kernels/simd_avx2.h"
@@ -85,13 +86,17 @@ void scores(const uint8_t* const* rows, int32_t n, const float* q, int32_t group
       scores8<Row>(rows + j, q, hd, scale, s + j);
       continue;
     }
-    for (int k = 0; k < 8; ++k) {
-      float* dst = buf + size_t(k) * size_t(hd);
-      for (int32_t i = 0; i < hd; i += 8) _mm256_store_ps(dst + i, Row::load(rows[j + k], i));
-      converted[k] = reinterpret_cast<const uint8_t*>(dst);
+    const uint8_t* const* tile = rows + j;  // F32 rows are read in place
+    if constexpr (!std::is_same_v<Row, F32Row>) {
+      for (int k = 0; k < 8; ++k) {
+        float* dst = buf + size_t(k) * size_t(hd);
+        for (int32_t i = 0; i < hd; i += 8) _mm256_store_ps(dst + i, Row::load(rows[j + k], i));
+        converted[k] = reinterpret_cast<const uint8_t*>(dst);
+      }
+      tile = converted;
     }
     for (int32_t g = 0; g < group; ++g)
-      scores8<F32Row>(converted, q + size_t(g) * size_t(hd), hd, scale, s + size_t(g) * size_t(s_stride) + size_t(j));
+      scores8<F32Row>(tile, q + size_t(g) * size_t(hd), hd, scale, s + size_t(g) * size_t(s_stride) + size_t(j));
   }
   for (; j < n; ++j) {
     if (!rows[j]) continue;
@@ -143,7 +148,10 @@ void accumulate(const uint8_t* const* rows, int32_t n, const float* p, int32_t h
 template <class Row>
 void values(const uint8_t* const* rows, int32_t n, const float* p, int32_t p_stride, int32_t group, int32_t hd,
             float* out) {
-  if (group == 1) return accumulate<Row>(rows, n, p, hd, out);
+  if (group == 1 || std::is_same_v<Row, F32Row>) {  // F32 rows need no conversion
+    for (int32_t g = 0; g < group; ++g) accumulate<Row>(rows, n, p + size_t(g) * size_t(p_stride), hd, out + size_t(g) * size_t(hd));
+    return;
+  }
   // Convert the tile's rows once, then every head sums the float copies.
   alignas(32) float buf[32 * 512];
   const uint8_t* converted[32];

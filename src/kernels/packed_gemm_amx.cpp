@@ -34,6 +34,10 @@ namespace {
 
 constexpr int kTile = 16;               // tokens of an A and a C tile
 constexpr int64_t kBlockBytes = 16 * 32;  // one block of a group: 8 B-tile rows of 64 bytes
+// Block pairs a group's stream is prefetched ahead: a batched decode step
+// reads its weights from memory, and the tile loads alone leave the memory
+// idle while the rescaling runs (measured: docs/performance.md).
+constexpr int64_t kPrefetchPairs = 2;
 
 struct alignas(64) TileConfig {
   uint8_t palette = 1, start_row = 0, reserved[14] = {};
@@ -112,6 +116,12 @@ inline void rescale(const PackedMatrix& w, int64_t g, const Tokens& tk, int64_t 
   }
 }
 
+// The block pair kPrefetchPairs after the one at `at` in a packed stream.
+inline void prefetch_pair(const PackedMatrix& w, const uint8_t* at) {
+  const char* p = reinterpret_cast<const char*>(at) + kPrefetchPairs * w.pair_bytes();
+  for (int64_t l = 0; l < w.pair_bytes(); l += 64) _mm_prefetch(p + l, _MM_HINT_T0);
+}
+
 // Block `blk`'s product in the tiles of one parity (literal tile numbers:
 // GCC's tile intrinsics paste them into the instruction's text), stored to c.
 #define TILE_PRODUCT(ta, tb, tc, blk)                                  \
@@ -129,7 +139,9 @@ void tile_row(const PackedMatrix& w, int64_t g, const GroupBytes& gb, const Toke
 #pragma GCC unroll 16
   for (int t = 0; t < M; ++t) acc[t] = _mm512_setzero_ps();
   const uint8_t* bytes = gb.first;
+  const bool prefetch = w.format == PackedFormat::kQ8;  // Q4_0 reads widened bytes, already in L1
   for (int64_t b = 0; b < nb; b += 2) {
+    if (prefetch) prefetch_pair(w, bytes);
     TILE_PRODUCT(0, 2, 4, b)
     if (b > 0) rescale<M>(w, g, tk, b - 1, s.c[1], acc);
     bytes += gb.stride[0];

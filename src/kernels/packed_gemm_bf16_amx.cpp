@@ -87,9 +87,14 @@ inline void dequant_line(__m512i q, __m512i order, const PairScales& s, uint16_t
 
 // Group g's blocks [b0, b1) as B tiles (rows past the matrix have zero
 // scales: zero weights).
+// The same blocks of group g + 1 are prefetched meanwhile (prefill reads
+// the weights from memory, a slab of a group at a time).
 void dequant_group(const PackedMatrix& w, int64_t g, int64_t b0, int64_t b1, __m512i order, BTile* out) {
   for (int64_t b = b0; b < b1; ++b) {
     const uint8_t* q = w.quants(g, b);
+    if (b % 2 == 0)
+      for (int64_t l = 0; l < w.pair_bytes(); l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(q + w.group_stride() + l), _MM_HINT_T0);
     const PairScales s = pair_scales(w.scales(g, b));
     BTile& t = out[b - b0];
     if (w.format == PackedFormat::kQ8) {
