@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/attention_avx2.h"
+#include "kernels/attention_avx512.h"
 #include "kernels/cpu.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
@@ -41,7 +42,12 @@ struct RunningSoftmax {
 class Attention {
  public:
   Attention(const PagedKv& kv, const AttentionQuery& a)
-      : kv_(kv), a_(a), hd_(a.head_dim), rot_(a.rotation), fast_(use_avx2() && a.head_dim % 8 == 0) {}
+      : kv_(kv),
+        a_(a),
+        hd_(a.head_dim),
+        rot_(a.rotation),
+        fast_(use_avx2() && a.head_dim % 8 == 0),
+        wide_(active_isa() >= Isa::Avx512 && kv.type == DType::Q8_0) {}
 
   void run() {
     std::fill_n(a_.out, size_t(a_.group) * size_t(hd_), 0.0f);
@@ -87,7 +93,8 @@ class Attention {
     });
     for (int32_t g = 0; g < a_.group; ++g) std::fill_n(scores_[g], n, kNoScore);
     if (fast_ && !rot_) {
-      avx2::attention_scores(kv_.type, krows_, n, a_.q, a_.group, hd_, a_.scale, scores_[0], kTile);
+      if (wide_) avx512::attention_scores_q8_0(krows_, n, a_.q, a_.group, hd_, a_.scale, scores_[0], kTile);
+      else avx2::attention_scores(kv_.type, krows_, n, a_.q, a_.group, hd_, a_.scale, scores_[0], kTile);
     } else {
       for (int32_t j = 0; j < n; ++j) {
         if (!krows_[j]) continue;
@@ -125,6 +132,7 @@ class Attention {
   }
 
   void accumulate(int32_t n) {
+    if (wide_) return avx512::attention_values_q8_0(vrows_, n, scores_[0], kTile, a_.group, hd_, a_.out);
     if (fast_) return avx2::attention_values(kv_.type, vrows_, n, scores_[0], kTile, a_.group, hd_, a_.out);
     for (int32_t j = 0; j < n; ++j) {
       if (!vrows_[j]) continue;
@@ -148,7 +156,8 @@ class Attention {
   const AttentionQuery& a_;
   const int32_t hd_;
   const KeyRotation* rot_;
-  const bool fast_;  // the AVX2 path reads rows straight from the cache
+  const bool fast_;  // the SIMD paths read rows straight from the cache
+  const bool wide_;  // Q8_0 rows 16 floats at a time (AVX-512)
   RunningSoftmax sm_;
   const uint8_t* krows_[kTile];  // this tile's rows; null for slots not attended
   const uint8_t* vrows_[kTile];

@@ -21,4 +21,27 @@ AttentionQuery causal_query(const ModelConfig& c, const float* q, float* att, si
   return a;
 }
 
+bool tile_attention(const Model& model, int32_t n_tokens) {
+  constexpr int32_t kMinTileTokens = 16;
+  const ModelConfig& c = model.config();
+  return n_tokens >= kMinTileTokens && c.sliding_window <= 0 && model.weights().layers[0].wq.packed &&
+         prefill_attention_amx_fits(c.head_dim);
+}
+
+PrefillAttention prefill_query(const ModelConfig& c, const float* q, float* att, size_t token, int32_t n,
+                               int32_t kv_head, int32_t pos) {
+  const AttentionQuery one = causal_query(c, q, att, token, kv_head, pos);
+  PrefillAttention p;
+  p.q = q + token * size_t(c.q_dim());
+  p.out = att + token * size_t(c.q_dim());
+  p.q_stride = c.q_dim();
+  p.n_tokens = n;
+  p.first_pos = pos;
+  p.group = one.group;
+  p.head_dim = c.head_dim;
+  p.kv_head = kv_head;
+  p.scale = one.scale;
+  return p;
+}
+
 }  // namespace parley

@@ -13,6 +13,8 @@
 namespace parley {
 namespace {
 
+constexpr int32_t kWholeChunk = -1, kTiles = -2;  // Job::token markers
+
 // KeyRotation's callback: RoPE at `pos`, for one head's key.
 void rotate_key(const void* rope, float* key, int32_t pos) { static_cast<const Rope*>(rope)->apply(key, 1, pos); }
 
@@ -86,7 +88,11 @@ void BatchForward::plan(const BatchChunk* chunks, int32_t n_chunks) {
     rotations_[size_t(ci)] = KeyRotation{c.slot_pos, &rotate_key, &rope_};
     // Heavy-hitter sums are accumulated by one job per chunk: no races.
     if (c.attention_sums) {
-      jobs_.push_back({ci, -1, -1});
+      jobs_.push_back({ci, kWholeChunk, -1});
+      continue;
+    }
+    if (!c.slot_pos && tile_attention(model_, c.n)) {  // slots are positions
+      for (int32_t h = 0; h < c_.n_kv_heads; ++h) jobs_.push_back({ci, kTiles, h});
       continue;
     }
     for (int32_t i = 0; i < c.n; ++i)
@@ -165,7 +171,8 @@ void BatchForward::attention(int32_t l, const BatchChunk* chunks) {
       if (j >= int32_t(jobs_.size())) return;
       const Job& job = jobs_[size_t(j)];
       const BatchChunk& c = chunks[job.chunk];
-      if (job.token < 0) attend_chunk(l, c, job.chunk, weights);
+      if (job.token == kWholeChunk) attend_chunk(l, c, job.chunk, weights);
+      else if (job.token == kTiles) attend_tiles(l, c, job.chunk, job.kv_head);
       else attend(l, c, job.chunk, job.token, job.kv_head, nullptr);
     }
   });
@@ -186,6 +193,12 @@ void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i,
     a.end = c.n_slots;
   }
   paged_attention(kv, a);
+}
+
+// Every token of chunk `ci` for the query heads of one KV head, on AMX tiles.
+void BatchForward::attend_tiles(int32_t l, const BatchChunk& c, int32_t ci, int32_t kv_head) {
+  const size_t t = size_t(chunk_first_[size_t(ci)]);
+  prefill_attention_amx(cache_.layer(l, c.blocks), prefill_query(c_, q_.data(), att_.data(), t, c.n, kv_head, c.pos));
 }
 
 // Every token and head of a chunk, adding the attention weights each slot

@@ -51,7 +51,7 @@ class BatchForward {
 
  private:
   struct Job {
-    int32_t chunk, token, kv_head;  // token -1: every token and head of the chunk
+    int32_t chunk, token, kv_head;  // token kWholeChunk: every token and head; kTiles: every token, on AMX tiles
   };
   void check(const BatchChunk* chunks, int32_t n_chunks);
   void plan(const BatchChunk* chunks, int32_t n_chunks);
@@ -61,6 +61,7 @@ class BatchForward {
   void attention(int32_t l, const BatchChunk* chunks);
   void attend(int32_t l, const BatchChunk& c, int32_t chunk, int32_t t, int32_t kv_head, float* weights);
   void attend_chunk(int32_t l, const BatchChunk& c, int32_t chunk, float* weights);
+  void attend_tiles(int32_t l, const BatchChunk& c, int32_t chunk, int32_t kv_head);
   void feed_forward(const LayerWeights& lw);
   const float* logits(const BatchChunk* chunks, int32_t n_chunks);
   int32_t slot_of(const BatchChunk& c, int32_t i) const { return c.slots ? c.slots[i] : c.pos + i; }

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "kernels/attention.h"
-#include "model/attention_query.h"
-#include "model/token_rows.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
+#include "model/attention_query.h"
+#include "model/token_rows.h"
 #include "util/error.h"
 
 namespace parley {
@@ -129,6 +129,13 @@ void Forward::attention(int32_t layer, int32_t n) {
   kv.head_stride = size_t(max_context_) * size_t(hd) * sizeof(float);
   kv.block_size = max_context_;
   kv.blocks = &only_block;
+  if (tile_attention(model_, n)) {
+    pool_.run([&](int thread, int n_threads) {  // one KV head's tokens at a time
+      for (int32_t h = thread; h < c_.n_kv_heads; h += n_threads)
+        prefill_attention_amx(kv, prefill_query(c_, q_.data(), att_.data(), 0, n, h, pos_));
+    });
+    return;
+  }
   // Jobs are (token, KV head); later tokens attend to more, so threads take them in turn.
   pool_.run([&](int thread, int n_threads) {
     for (int32_t job = thread; job < n * c_.n_kv_heads; job += n_threads) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/attention_amx.h"
 #include "kernels/cpu.h"
 #include "kernels/quant.h"
 #include "model/kv_cache.h"
@@ -122,7 +123,9 @@ void check_all_types(Isa isa) {
   if (!isa_supported(isa)) GTEST_SKIP() << "this CPU lacks " << isa_name(isa);
   const Isa saved = active_isa();
   set_active_isa(isa);
-  const Shape shapes[] = {{1, 1, 32, 1}, {2, 2, 64, 16}, {2, 4, 32, 17}, {1, 8, 64, 50}, {4, 1, 96, 100}, {2, 3, 12, 45}};
+  // head_dim 128 and 160 take the 8-vector loop of the 16-float path (160 with a tail).
+  const Shape shapes[] = {{1, 1, 32, 1},   {2, 2, 64, 16},  {2, 4, 32, 17}, {1, 8, 64, 50},
+                          {4, 1, 96, 100}, {2, 3, 12, 45},  {1, 1, 128, 70}, {1, 2, 160, 40}};
   for (DType type : {DType::F32, DType::F16, DType::Q8_0}) {
     for (const Shape& s : shapes) {
       if (type == DType::Q8_0 && s.head_dim % 32 != 0) continue;
@@ -149,6 +152,7 @@ void check_all_types(Isa isa) {
 
 TEST(PagedAttention, MatchesReferenceScalar) { check_all_types(Isa::Scalar); }
 TEST(PagedAttention, MatchesReferenceAvx2) { check_all_types(Isa::Avx2); }
+TEST(PagedAttention, MatchesReferenceAvx512) { check_all_types(Isa::Avx512); }
 
 // A toy rotation: multiplies the key by (1 + pos / 10).
 void scale_by_pos(const void*, float* key, int32_t pos) {
@@ -192,6 +196,60 @@ TEST(PagedAttention, RotatedKeysByPositionWithHolesAndWeights) {
       for (int32_t slot = 0; slot < s.length; ++slot) total += w[slot];
       EXPECT_NEAR(total, 1.0, 1e-5);  // empty and out-of-range slots get nothing
     }
+  }
+}
+
+// The AMX prefill kernel against the one-token kernel, token by token: every
+// KV type, grouped heads, head dims with one to eight 32-dim chunks (96: a
+// pass of P V with two dim tiles left), query tiles that split a token's
+// heads, and a chunk after earlier tokens (first_pos > 0). bf16 operands:
+// outputs (weighted means of N(0, 1) values) agree to 2e-2.
+TEST(PagedAttention, PrefillOnAmxTilesMatchesOneTokenKernel) {
+  if (!isa_supported(Isa::Amx)) GTEST_SKIP() << "this CPU lacks amx";
+  struct Case {
+    DType type;
+    int32_t kv_heads, group, head_dim, first_pos, n_tokens;
+  };
+  const Case cases[] = {{DType::F32, 2, 1, 64, 0, 70},  {DType::F16, 1, 6, 64, 0, 45},  {DType::Q8_0, 2, 3, 32, 37, 20},
+                        {DType::F16, 1, 2, 96, 5, 33},  {DType::F32, 1, 4, 128, 0, 9},  {DType::F16, 1, 1, 256, 60, 3},
+                        {DType::F32, 1, 6, 64, 100, 1}};
+  for (const Case& c : cases) {
+    const Shape shape{c.kv_heads, c.group, c.head_dim, c.first_pos + c.n_tokens};
+    SCOPED_TRACE(std::string(dtype_name(c.type)) + " group " + std::to_string(c.group) + " head_dim " +
+                 std::to_string(c.head_dim) + " tokens " + std::to_string(c.first_pos) + "+" + std::to_string(c.n_tokens));
+    PagedKvFixture f(c.type, shape, 16, 7);
+    const int64_t stride = int64_t(c.kv_heads) * c.group * c.head_dim;
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> q(size_t(stride * c.n_tokens)), want(q.size()), got(q.size(), NAN);
+    for (auto& x : q) x = normal(rng);
+    const float scale = 1.0f / std::sqrt(float(c.head_dim));
+    for (int32_t h = 0; h < c.kv_heads; ++h) {
+      for (int32_t t = 0; t < c.n_tokens; ++t) {
+        AttentionQuery a;
+        a.q = q.data() + t * stride + h * c.group * c.head_dim;
+        a.out = want.data() + t * stride + h * c.group * c.head_dim;
+        a.group = c.group;
+        a.head_dim = c.head_dim;
+        a.kv_head = h;
+        a.end = c.first_pos + t + 1;
+        a.scale = scale;
+        paged_attention(f.view(), a);
+      }
+      PrefillAttention p;
+      p.q = q.data();
+      p.out = got.data();
+      p.q_stride = stride;
+      p.n_tokens = c.n_tokens;
+      p.first_pos = c.first_pos;
+      p.group = c.group;
+      p.head_dim = c.head_dim;
+      p.kv_head = h;
+      p.scale = scale;
+      ASSERT_TRUE(prefill_attention_amx_fits(c.head_dim));
+      prefill_attention_amx(f.view(), p);
+    }
+    for (size_t i = 0; i < q.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-2) << "element " << i;
   }
 }
 
