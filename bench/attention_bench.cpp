@@ -4,8 +4,6 @@
 //   bench_attention f32|f16|q8_0 GROUP HEAD_DIM LENGTH
 // The path is the one paged_attention picks (PARLEY_ISA: avx2 is 8 floats
 // wide, avx512 and above 16).
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -15,19 +13,10 @@
 #include <vector>
 
 #include "kernels/attention.h"
+#include "thread_time.h"
 #include "kernels/cpu.h"
 #include "kernels/quant.h"
 #include "util/aligned_bytes.h"
-
-namespace {
-
-double thread_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace parley;

@@ -2,9 +2,8 @@
 // thread's CPU time (best of 200), so that other tenants of a shared host
 // move the figure less than wall-clock timing does:
 //   bench_matmul ROWS COLS N [q8_0|q4_0]
-// The kernel is the one matmul() picks (PARLEY_ISA, PARLEY_AMX_MIN_TOKENS).
-#include <time.h>
-
+// The kernel is the one matmul() picks (PARLEY_ISA, PARLEY_AMX_MIN_TOKENS,
+// PARLEY_AMX_BF16_MIN_TOKENS).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,21 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "thread_time.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/quant.h"
 #include "util/aligned_bytes.h"
-
-namespace {
-
-double thread_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace parley;

@@ -23,6 +23,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/amx_tiles.h"
 #include "kernels/cpu.h"
 
 namespace parley {
@@ -34,19 +35,6 @@ constexpr int kKeys = 32;  // keys per step
 struct alignas(64) Tile {
   uint16_t v[16][32];
 };
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-void configure() {
-  TileConfig c;
-  for (int t = 0; t < 8; ++t) c.rows[t] = 16, c.colsb[t] = 64;
-  asm volatile("" : : "r"(&c) : "memory");  // see packed_gemm_amx.cpp: GCC 12 sinks the stores
-  _tile_loadconfig(&c);
-}
 
 inline uint16_t to_bf16(float x) {
   return uint16_t(_mm_cvtsi128_si32(__m128i(_mm_cvtneps_pbh(_mm_set_ss(x)))) & 0xffff);
@@ -214,7 +202,7 @@ void prefill_attention_amx(const PagedKv& kv, const PrefillAttention& a) {
   prepare_kv(kv, a.kv_head, a.head_dim, a.first_pos + a.n_tokens, s);
   prepare_queries(a, s);
   s.o.assign(size_t(kRows) * size_t(a.head_dim), 0.0f);
-  configure();
+  configure_full_tiles();
   for (int32_t m0 = 0; m0 < a.n_tokens * a.group; m0 += kRows) query_tile(a, s, m0);
   _tile_release();
 }

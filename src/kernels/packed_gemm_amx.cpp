@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/amx_tiles.h"
 #include "kernels/packed_gemm_kernels.h"
 
 namespace parley {
@@ -39,24 +40,15 @@ constexpr int64_t kBlockBytes = 16 * 32;  // one block of a group: 8 B-tile rows
 // idle while the rescaling runs (measured: docs/performance.md).
 constexpr int64_t kPrefetchPairs = 2;
 
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
 // Tiles of parity p: A = p (m tokens x 32 bytes), B = 2 + p (8 x 64), C = 4 + p (m x 16 int32).
 void configure(int m) {
   TileConfig c;
   for (int p = 0; p < 2; ++p) {
-    c.rows[p] = uint8_t(m), c.colsb[p] = 32;
-    c.rows[2 + p] = 8, c.colsb[2 + p] = 64;
-    c.rows[4 + p] = uint8_t(m), c.colsb[4 + p] = 64;
+    c.set(p, m, 32);
+    c.set(2 + p, 8, 64);
+    c.set(4 + p, m, 64);
   }
-  // GCC 12 does not treat ldtilecfg as reading its operand and may sink
-  // the stores above past it (seen: zero column widths, a #GP).
-  asm volatile("" : : "r"(&c) : "memory");
-  _tile_loadconfig(&c);
+  c.load();
 }
 
 struct alignas(64) Line {

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/amx_tiles.h"
 #include "kernels/packed_gemm_kernels.h"
 
 namespace parley {
@@ -37,21 +38,6 @@ constexpr int kTile = 16;
 struct alignas(64) BTile {
   uint16_t v[16][32];
 };
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-void configure() {
-  TileConfig c;
-  for (int t = 0; t < 8; ++t) c.rows[t] = kTile, c.colsb[t] = 64;
-  // GCC 12 does not treat ldtilecfg as reading its operand and may sink the
-  // stores above past it (see packed_gemm_amx.cpp).
-  asm volatile("" : : "r"(&c) : "memory");
-  _tile_loadconfig(&c);
-}
 
 // vpermb indices taking a packed line (row r's quants k0..k3 at bytes 4r..4r+3)
 // to four 16-byte lanes: (k0, k1) of rows 0-7, of rows 8-15, then (k2, k3) of both.
@@ -229,7 +215,7 @@ void packed_kernel_amx_bf16(const PackedMatrix& w, const Bf16Rows& x, int64_t n_
   if (sums.size() < size_t(token_tiles * kChunkGroups)) sums.resize(size_t(token_tiles * kChunkGroups));
   const __m512i order = line_order();
   const BTile* a = reinterpret_cast<const BTile*>(x.v);
-  configure();
+  configure_full_tiles();
   for (int64_t gc = g0; gc < g1; gc += kChunkGroups) {
     const int64_t ng = std::min(kChunkGroups, g1 - gc);
     for (int64_t k0 = 0; k0 < nb; k0 += kKBlocks) {
