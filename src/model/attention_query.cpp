@@ -24,7 +24,7 @@ AttentionQuery causal_query(const ModelConfig& c, const float* q, float* att, si
 bool tile_attention(const Model& model, int32_t n_tokens) {
   constexpr int32_t kMinTileTokens = 16;
   const ModelConfig& c = model.config();
-  return n_tokens >= kMinTileTokens && c.sliding_window <= 0 && model.weights().layers[0].wq.packed &&
+  return n_tokens >= kMinTileTokens && c.sliding_window <= 0 && model.packed_bytes() > 0 &&
          prefill_attention_amx_fits(c.head_dim);
 }
 
