@@ -36,10 +36,6 @@ struct alignas(64) Tile {
   uint16_t v[16][32];
 };
 
-inline uint16_t to_bf16(float x) {
-  return uint16_t(_mm_cvtsi128_si32(__m128i(_mm_cvtneps_pbh(_mm_set_ss(x)))) & 0xffff);
-}
-
 // e^x as exp8 in simd_avx2.h (the same constants), 16 lanes; -inf gives 0.
 inline __m512 exp16(__m512 x) {
   const __mmask16 underflow = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_LT_OQ);
@@ -61,7 +57,7 @@ inline __m512 exp16(__m512 x) {
 struct Scratch {
   std::vector<Tile> kt, vt;
   std::vector<uint16_t> q;  // [row][head_dim]
-  std::vector<float> row;   // one K or V row as floats
+  std::vector<float> row;   // K or V rows as floats
   std::vector<float> o;     // [16][head_dim] running sums of a query tile
   alignas(64) float s[kRows][kKeys];
   alignas(64) float pv[kRows][64];
@@ -78,25 +74,53 @@ const float* key_row(const PagedKv& kv, const uint8_t* base, int32_t slot, int32
   return buf;
 }
 
+// Key j's dims as bf16 pairs, one dword per K^T tile row, at column j % 16.
+void put_key(const float* k, int32_t j, int32_t chunks, Tile* kt) {
+  const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                          _mm512_set1_epi32(16));
+  for (int32_t c = 0; c < chunks; ++c) {
+    const __m512bh pairs = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(k + c * 32 + 16), _mm512_loadu_ps(k + c * 32));
+    _mm512_i32scatter_epi32(kt[size_t(j / 16 * chunks + c)].v[0] + j % 16 * 2, rows, __m512i(pairs), 4);
+  }
+}
+
+// Keys j, j + 1 (j even) interleaved per dim into V tile rows (j % 32) / 2.
+void put_value_pair(const float* v0, const float* v1, int32_t j, int32_t dim_tiles, Tile* vt) {
+  alignas(64) uint16_t order[32];
+  for (int i = 0; i < 32; ++i) order[i] = uint16_t(i / 2 + i % 2 * 16);
+  const __m512i idx = _mm512_load_si512(order);
+  for (int32_t t = 0; t < dim_tiles; ++t) {
+    const __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(v1 + t * 16), _mm512_loadu_ps(v0 + t * 16));
+    _mm512_store_si512(vt[size_t(j / kKeys * dim_tiles + t)].v[j % kKeys / 2], _mm512_permutexvar_epi16(idx, __m512i(h)));
+  }
+}
+
 void prepare_kv(const PagedKv& kv, int32_t kv_head, int32_t hd, int32_t n_keys, Scratch& s) {
   const int32_t padded = (n_keys + kKeys - 1) / kKeys * kKeys, chunks = hd / 32, dim_tiles = hd / 16;
   s.kt.assign(size_t(padded / 16 * chunks), Tile{});
   s.vt.assign(size_t(padded / kKeys * dim_tiles), Tile{});
-  s.row.resize(size_t(hd));
-  for (int32_t j = 0; j < n_keys; ++j) {
-    const float* k = key_row(kv, kv.k, j, kv_head, hd, s.row.data());
-    for (int32_t d = 0; d < hd; ++d) s.kt[size_t(j / 16 * chunks + d / 32)].v[d % 32 / 2][j % 16 * 2 + d % 2] = to_bf16(k[d]);
-    const float* v = key_row(kv, kv.v, j, kv_head, hd, s.row.data());
-    for (int32_t d = 0; d < hd; ++d) s.vt[size_t(j / kKeys * dim_tiles + d / 16)].v[j % kKeys / 2][d % 16 * 2 + j % 2] = to_bf16(v[d]);
+  s.row.assign(size_t(3 * hd), 0.0f);  // two rows' buffers, then zeros (the padding key)
+  float* buf0 = s.row.data();
+  float* buf1 = buf0 + hd;
+  for (int32_t j = 0; j < n_keys; ++j) put_key(key_row(kv, kv.k, j, kv_head, hd, buf0), j, chunks, s.kt.data());
+  for (int32_t j = 0; j < n_keys; j += 2) {
+    const float* v0 = key_row(kv, kv.v, j, kv_head, hd, buf0);
+    const float* v1 = j + 1 < n_keys ? key_row(kv, kv.v, j + 1, kv_head, hd, buf1) : buf1 + hd;
+    put_value_pair(v0, v1, j, dim_tiles, s.vt.data());
   }
 }
 
 void prepare_queries(const PrefillAttention& a, Scratch& s) {
   const int32_t hd = a.head_dim, rows = a.n_tokens * a.group, padded = (rows + kRows - 1) / kRows * kRows;
   s.q.assign(size_t(padded) * size_t(hd), 0);
+  const __m512 scale = _mm512_set1_ps(a.scale);
   for (int32_t m = 0; m < rows; ++m) {
     const float* src = a.q + (m / a.group) * a.q_stride + (a.kv_head * a.group + m % a.group) * hd;
-    for (int32_t d = 0; d < hd; ++d) s.q[size_t(m) * size_t(hd) + size_t(d)] = to_bf16(src[d] * a.scale);
+    for (int32_t d = 0; d < hd; d += 32) {
+      const __m512 lo = _mm512_mul_ps(_mm512_loadu_ps(src + d), scale);
+      const __m512 hi = _mm512_mul_ps(_mm512_loadu_ps(src + d + 16), scale);
+      _mm512_storeu_si512(s.q.data() + size_t(m) * size_t(hd) + size_t(d), __m512i(_mm512_cvtne2ps_pbh(hi, lo)));
+    }
   }
 }
 
