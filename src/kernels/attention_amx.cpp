@@ -76,8 +76,8 @@ const float* key_row(const PagedKv& kv, const uint8_t* base, int32_t slot, int32
 
 // Key j's dims as bf16 pairs, one dword per K^T tile row, at column j % 16.
 void put_key(const float* k, int32_t j, int32_t chunks, Tile* kt) {
-  const __m512i rows = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                          _mm512_set1_epi32(16));
+  // Dword offsets of the 16 tile rows (64 bytes apart).
+  const __m512i rows = _mm512_set_epi32(240, 224, 208, 192, 176, 160, 144, 128, 112, 96, 80, 64, 48, 32, 16, 0);
   for (int32_t c = 0; c < chunks; ++c) {
     const __m512bh pairs = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(k + c * 32 + 16), _mm512_loadu_ps(k + c * 32));
     _mm512_i32scatter_epi32(kt[size_t(j / 16 * chunks + c)].v[0] + j % 16 * 2, rows, __m512i(pairs), 4);
@@ -86,9 +86,10 @@ void put_key(const float* k, int32_t j, int32_t chunks, Tile* kt) {
 
 // Keys j, j + 1 (j even) interleaved per dim into V tile rows (j % 32) / 2.
 void put_value_pair(const float* v0, const float* v1, int32_t j, int32_t dim_tiles, Tile* vt) {
-  alignas(64) uint16_t order[32];
-  for (int i = 0; i < 32; ++i) order[i] = uint16_t(i / 2 + i % 2 * 16);
-  const __m512i idx = _mm512_load_si512(order);
+  // Word i of a row: dim i / 2 of key j + i % 2 (key j's dims are words 0-15, key j + 1's 16-31).
+  alignas(64) static constexpr uint16_t kOrder[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                      8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i idx = _mm512_load_si512(kOrder);
   for (int32_t t = 0; t < dim_tiles; ++t) {
     const __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(v1 + t * 16), _mm512_loadu_ps(v0 + t * 16));
     _mm512_store_si512(vt[size_t(j / kKeys * dim_tiles + t)].v[j % kKeys / 2], _mm512_permutexvar_epi16(idx, __m512i(h)));
