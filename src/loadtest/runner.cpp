@@ -72,6 +72,7 @@ class Run {
                   const std::string& session = "") const;
   nlohmann::json body(const nlohmann::json& messages, const std::string& session, std::mt19937_64& rng) const;
   bool claim();
+  uint64_t conversation_limit() const;
   Clock::duration timeout() const {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.timeout_s));
   }
@@ -86,6 +87,7 @@ class Run {
   std::string model_;
   Clock::time_point start_, end_;
   std::atomic<int64_t> claimed_{0}, finished_{0}, failed_{0};
+  std::atomic<uint64_t> conversations_{0};  // closed loop: conversations started
   std::mutex mu_;
   std::vector<RequestRecord> records_;
   std::vector<std::unique_ptr<Connection>> idle_;  // open loop: keep-alive connections between conversations
@@ -130,6 +132,13 @@ nlohmann::json Run::body(const nlohmann::json& messages, const std::string& sess
   if (o_.ignore_eos) b["ignore_eos"] = true;
   if (o_.temperature) b["temperature"] = *o_.temperature;
   return b;
+}
+
+// --requests N in conversations of --turns T: ceil(N / T) conversations, in
+// both loops (a user that finishes its conversation early must not start a
+// third of 6 requests in 3 turns and leave another one short).
+uint64_t Run::conversation_limit() const {
+  return o_.requests > 0 ? uint64_t(o_.requests + o_.turns - 1) / uint64_t(o_.turns) : UINT64_MAX;
 }
 
 bool Run::claim() {
@@ -226,7 +235,7 @@ asio::awaitable<void> Run::user(int32_t u) {
   Connection c(co_await asio::this_coro::executor, endpoints_);
   std::mt19937_64 rng(o_.seed * 1000003 + uint64_t(u) + 1);
   for (uint64_t index = uint64_t(u);; index += uint64_t(o_.concurrency))
-    if (!co_await guarded(c, index, rng)) break;
+    if (conversations_.fetch_add(1) >= conversation_limit() || !co_await guarded(c, index, rng)) break;
 }
 
 std::unique_ptr<Connection> Run::take_connection() {
@@ -248,8 +257,7 @@ asio::awaitable<void> Run::arrival(uint64_t index) {
 asio::awaitable<void> Run::arrivals() {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   PoissonArrivals gaps(o_.rate, o_.seed);
-  const uint64_t conversations =
-      o_.requests > 0 ? uint64_t(o_.requests + o_.turns - 1) / uint64_t(o_.turns) : UINT64_MAX;
+  const uint64_t conversations = conversation_limit();
   auto at = start_;
   for (uint64_t i = 0; i < conversations; ++i) {
     at += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(gaps.next_gap()));
