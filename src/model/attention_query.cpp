@@ -25,7 +25,7 @@ bool tile_attention(const Model& model, int32_t n_tokens) {
   constexpr int32_t kMinTileTokens = 16;
   const ModelConfig& c = model.config();
   return n_tokens >= kMinTileTokens && c.sliding_window <= 0 && model.packed_bytes() > 0 &&
-         prefill_attention_amx_fits(c.head_dim);
+         prefill_attention_fits(c.head_dim);
 }
 
 PrefillAttention prefill_query(const ModelConfig& c, const float* q, float* att, size_t token, int32_t n,

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/attention.h"
-#include "kernels/attention_amx.h"
+#include "kernels/attention_prefill.h"
 #include "model/config.h"
 #include "model/model.h"
 
@@ -15,8 +15,8 @@ namespace parley {
 AttentionQuery causal_query(const ModelConfig& c, const float* q, float* att, size_t token, int32_t kv_head,
                             int32_t pos);
 
-// Whether n query tokens of one sequence attend on AMX bf16 tiles
-// (kernels/attention_amx.h): on a CPU with AMX, from 16 tokens on (a tile
+// Whether n query tokens of one sequence attend in bf16 tiles
+// (kernels/attention_prefill.h): on a CPU with AMX or AVX512-BF16, from 16 tokens on (a tile
 // holds 16 query rows), without a sliding window, and only for models whose
 // weights are repacked 8- or 4-bit quants: their results are approximate
 // already, while F32, F16 and BF16 models keep fp32 attention (which the

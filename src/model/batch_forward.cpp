@@ -195,10 +195,10 @@ void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i,
   paged_attention(kv, a);
 }
 
-// Every token of chunk `ci` for the query heads of one KV head, on AMX tiles.
+// Every token of chunk `ci` for the query heads of one KV head, in bf16 tiles.
 void BatchForward::attend_tiles(int32_t l, const BatchChunk& c, int32_t ci, int32_t kv_head) {
   const size_t t = size_t(chunk_first_[size_t(ci)]);
-  prefill_attention_amx(cache_.layer(l, c.blocks), prefill_query(c_, q_.data(), att_.data(), t, c.n, kv_head, c.pos));
+  prefill_attention(cache_.layer(l, c.blocks), prefill_query(c_, q_.data(), att_.data(), t, c.n, kv_head, c.pos));
 }
 
 // Every token and head of a chunk, adding the attention weights each slot

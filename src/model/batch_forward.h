@@ -51,7 +51,7 @@ class BatchForward {
 
  private:
   struct Job {
-    int32_t chunk, token, kv_head;  // token kWholeChunk: every token and head; kTiles: every token, on AMX tiles
+    int32_t chunk, token, kv_head;  // token kWholeChunk: every token and head; kTiles: every token, in bf16 tiles
   };
   void check(const BatchChunk* chunks, int32_t n_chunks);
   void plan(const BatchChunk* chunks, int32_t n_chunks);

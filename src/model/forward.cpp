@@ -132,7 +132,7 @@ void Forward::attention(int32_t layer, int32_t n) {
   if (tile_attention(model_, n)) {
     pool_.run([&](int thread, int n_threads) {  // one KV head's tokens at a time
       for (int32_t h = thread; h < c_.n_kv_heads; h += n_threads)
-        prefill_attention_amx(kv, prefill_query(c_, q_.data(), att_.data(), 0, n, h, pos_));
+        prefill_attention(kv, prefill_query(c_, q_.data(), att_.data(), 0, n, h, pos_));
     });
     return;
   }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/attention.h"
-#include "kernels/attention_amx.h"
+#include "kernels/attention_prefill.h"
 #include "kernels/cpu.h"
 #include "kernels/quant.h"
 #include "model/kv_cache.h"
@@ -199,13 +199,20 @@ TEST(PagedAttention, RotatedKeysByPositionWithHolesAndWeights) {
   }
 }
 
-// The AMX prefill kernel against the one-token kernel, token by token: every
+// The bf16 prefill kernel, on AMX tiles and on AVX512-BF16 vectors, against
+// the one-token kernel, token by token: every
 // KV type, grouped heads, head dims with one to eight 32-dim chunks (96: a
 // pass of P V with two dim tiles left), query tiles that split a token's
 // heads, and a chunk after earlier tokens (first_pos > 0). bf16 operands:
 // outputs (weighted means of N(0, 1) values) agree to 2e-2.
-TEST(PagedAttention, PrefillOnAmxTilesMatchesOneTokenKernel) {
-  if (!isa_supported(Isa::Amx)) GTEST_SKIP() << "this CPU lacks amx";
+// Forces one kernel path for a test's duration.
+struct ScopedIsa {
+  Isa saved = active_isa();
+  explicit ScopedIsa(Isa isa) { set_active_isa(isa); }
+  ~ScopedIsa() { set_active_isa(saved); }
+};
+
+void expect_prefill_matches_one_token_kernel() {
   struct Case {
     DType type;
     int32_t kv_heads, group, head_dim, first_pos, n_tokens;
@@ -246,11 +253,23 @@ TEST(PagedAttention, PrefillOnAmxTilesMatchesOneTokenKernel) {
       p.head_dim = c.head_dim;
       p.kv_head = h;
       p.scale = scale;
-      ASSERT_TRUE(prefill_attention_amx_fits(c.head_dim));
-      prefill_attention_amx(f.view(), p);
+      ASSERT_TRUE(prefill_attention_fits(c.head_dim));
+      prefill_attention(f.view(), p);
     }
     for (size_t i = 0; i < q.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-2) << "element " << i;
   }
+}
+
+TEST(PagedAttention, PrefillOnAmxTilesMatchesOneTokenKernel) {
+  if (!isa_supported(Isa::Amx)) GTEST_SKIP() << "this CPU lacks amx";
+  ScopedIsa isa(Isa::Amx);
+  expect_prefill_matches_one_token_kernel();
+}
+
+TEST(PagedAttention, PrefillOnBf16VectorsMatchesOneTokenKernel) {
+  if (!isa_supported(Isa::Avx512) || !has_avx512_bf16()) GTEST_SKIP() << "this CPU lacks avx512bf16";
+  ScopedIsa isa(Isa::Avx512);
+  expect_prefill_matches_one_token_kernel();
 }
 
 TEST(PagedAttention, ConversionsMatchReferenceBitForBit) {

@@ -1,19 +1,11 @@
-// Prefill attention on AMX bf16 tiles (see attention_amx.h).
-//
-// Layouts, per call (one KV head, keys 0 .. n_keys - 1 padded with zeros to
-// a multiple of 32):
-//   Q rows [row m = token * group + head][head_dim] bf16, pre-multiplied by
-//     the scale; an A tile is 16 rows x 32 dims.
-//   K^T tiles [block of 16 keys][32 dims]: row i holds dims 2i, 2i + 1 of
-//     each of the 16 keys (the B layout of S = Q K^T).
-//   V tiles [block of 32 keys][16 dims]: row i holds keys 2i, 2i + 1 of each
-//     of the 16 dims (the B layout of O = P V).
-// Tiles: 0 A (Q, then P), 1-2 B (K^T, then V), 4-7 C (S: 4-5; P V: 4-7).
+// Prefill attention (attention_prefill.h): the layouts and the online softmax,
+// with the products on AVX512-BF16 vectors, or on AMX tiles
+// (attention_prefill_amx.cpp) where the CPU has them.
 // GCC 12.2's avx512fintrin.h trips -Wuninitialized on its own
 // _mm512_undefined_* idiom once inlined (GCC bug 105593, fixed in 12.3).
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include "kernels/attention_amx.h"
+#include "kernels/attention_prefill.h"
 
 #include <immintrin.h>
 
@@ -21,20 +13,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
 
-#include "kernels/amx_tiles.h"
+#include "kernels/attention_prefill_tiles.h"
 #include "kernels/cpu.h"
 
-namespace parley {
+namespace parley::prefill {
 namespace {
-
-constexpr int kRows = 16;  // query rows of a tile
-constexpr int kKeys = 32;  // keys per step
-
-struct alignas(64) Tile {
-  uint16_t v[16][32];
-};
 
 // e^x as exp8 in simd_avx2.h (the same constants), 16 lanes; -inf gives 0.
 inline __m512 exp16(__m512 x) {
@@ -53,18 +37,6 @@ inline __m512 exp16(__m512 x) {
   const __m512i scale = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
   return _mm512_maskz_mul_ps(__mmask16(~underflow), p, _mm512_castsi512_ps(scale));
 }
-
-struct Scratch {
-  std::vector<Tile> kt, vt;
-  std::vector<uint16_t> q;  // [row][head_dim]
-  std::vector<float> row;   // K or V rows as floats
-  std::vector<float> o;     // [16][head_dim] running sums of a query tile
-  alignas(64) float s[kRows][kKeys];
-  alignas(64) float pv[kRows][64];
-  alignas(64) uint16_t p[kRows][kKeys];
-  float max[kRows], sum[kRows], corr[kRows];
-  int32_t limit[kRows];  // last key each row attends
-};
 
 const float* key_row(const PagedKv& kv, const uint8_t* base, int32_t slot, int32_t kv_head, int32_t hd, float* buf) {
   const uint8_t* row = base + size_t(kv.blocks[slot / kv.block_size]) * kv.block_stride +
@@ -125,22 +97,6 @@ void prepare_queries(const PrefillAttention& a, Scratch& s) {
   }
 }
 
-// Scores of keys kb * 32 .. + 31 for the tile's rows into s.s.
-void scores(Scratch& s, int32_t m0, int32_t kb, int32_t hd) {
-  const int32_t chunks = hd / 32;
-  _tile_zero(4);
-  _tile_zero(5);
-  for (int32_t c = 0; c < chunks; ++c) {
-    _tile_loadd(0, s.q.data() + size_t(m0) * size_t(hd) + size_t(c) * 32, hd * 2);
-    _tile_loadd(1, s.kt[size_t((2 * kb) * chunks + c)].v, 64);
-    _tile_dpbf16ps(4, 0, 1);
-    _tile_loadd(2, s.kt[size_t((2 * kb + 1) * chunks + c)].v, 64);
-    _tile_dpbf16ps(5, 0, 2);
-  }
-  _tile_stored(4, &s.s[0][0], kKeys * 4);
-  _tile_stored(5, &s.s[0][16], kKeys * 4);
-}
-
 // The online softmax step: masks keys past each row's limit, moves the
 // running max, turns the scores into bf16 weights P.
 void softmax_step(Scratch& s, int32_t kb) {
@@ -161,40 +117,79 @@ void softmax_step(Scratch& s, int32_t kb) {
   }
 }
 
-// o[r] = o[r] * corr[r] + (P V)[r] for dims d0 .. d0 + 16 * n of every row.
-void add_values(Scratch& s, int32_t d0, int n, int32_t hd) {
-  for (int r = 0; r < kRows; ++r) {
-    float* o = s.o.data() + size_t(r) * size_t(hd) + size_t(d0);
-    const __m512 c = _mm512_set1_ps(s.corr[r]);
-    for (int i = 0; i < n; ++i)
-      _mm512_storeu_ps(o + 16 * i, _mm512_fmadd_ps(_mm512_loadu_ps(o + 16 * i), c, _mm512_load_ps(s.pv[r] + 16 * i)));
+inline __m512bh pair_at(const uint16_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return __m512bh(_mm512_set1_epi32(v));
+}
+inline __m512bh row_of(const Tile& t, int i) { return __m512bh(_mm512_load_si512(t.v[i])); }
+
+// The scores of keys kb * 32 .. + 31 for rows m0 .. m0 + 15 into s.s, four
+// rows at a time (8 independent sums).
+void scores_on_vectors(Scratch& s, int32_t m0, int32_t kb, int32_t hd) {
+  const int32_t chunks = hd / 32;
+  for (int r0 = 0; r0 < kRows; r0 += 4) {
+    __m512 acc[4][2];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int32_t c = 0; c < chunks; ++c) {
+      const Tile& k0 = s.kt[size_t((2 * kb) * chunks + c)];
+      const Tile& k1 = s.kt[size_t((2 * kb + 1) * chunks + c)];
+      const uint16_t* q = s.q.data() + size_t(m0 + r0) * size_t(hd) + size_t(c) * 32;
+#pragma GCC unroll 4
+      for (int i = 0; i < 16; ++i) {
+        const __m512bh a = row_of(k0, i), b = row_of(k1, i);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+          const __m512bh qp = pair_at(q + r * hd + 2 * i);
+          acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, qp);
+          acc[r][1] = _mm512_dpbf16_ps(acc[r][1], b, qp);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) {
+      _mm512_store_ps(s.s[r0 + r], acc[r][0]);
+      _mm512_store_ps(s.s[r0 + r] + 16, acc[r][1]);
+    }
   }
 }
 
-// P V for keys kb * 32 .. + 31, 4 dim tiles (64 dims) per pass. Tile
-// numbers are pasted into the instruction's text, hence a macro.
-#define PV_TILE(tc, tb, i)                                               \
-  if ((i) < n) {                                                         \
-    _tile_zero(tc);                                                      \
-    _tile_loadd(tb, s.vt[size_t(kb * dim_tiles + dt + (i))].v, 64);      \
-    _tile_dpbf16ps(tc, 0, tb);                                           \
-    _tile_stored(tc, &s.pv[0][16 * (i)], 64 * 4);                        \
-  }
-void values(Scratch& s, int32_t kb, int32_t hd) {
+// o = o * corr + P V for keys kb * 32 .. + 31, four rows and 32 dims at a time.
+void values_on_vectors(Scratch& s, int32_t kb, int32_t hd) {
   const int32_t dim_tiles = hd / 16;
-  _tile_loadd(0, s.p, 64);
-  for (int32_t dt = 0; dt < dim_tiles; dt += 4) {
-    const int n = std::min<int32_t>(4, dim_tiles - dt);
-    PV_TILE(4, 1, 0)
-    PV_TILE(5, 2, 1)
-    PV_TILE(6, 1, 2)
-    PV_TILE(7, 2, 3)
-    add_values(s, dt * 16, n, hd);
-  }
+  for (int r0 = 0; r0 < kRows; r0 += 4)
+    for (int32_t dt = 0; dt < dim_tiles; dt += 2) {
+      const Tile& v0 = s.vt[size_t(kb * dim_tiles + dt)];
+      const Tile& v1 = s.vt[size_t(kb * dim_tiles + dt + 1)];
+      __m512 acc[4][2];
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) {
+        const float* o = s.o.data() + size_t(r0 + r) * size_t(hd) + size_t(dt) * 16;
+        const __m512 c = _mm512_set1_ps(s.corr[r0 + r]);
+        acc[r][0] = _mm512_mul_ps(_mm512_loadu_ps(o), c);
+        acc[r][1] = _mm512_mul_ps(_mm512_loadu_ps(o + 16), c);
+      }
+#pragma GCC unroll 4
+      for (int i = 0; i < 16; ++i) {
+        const __m512bh a = row_of(v0, i), b = row_of(v1, i);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+          const __m512bh pp = pair_at(s.p[r0 + r] + 2 * i);
+          acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, pp);
+          acc[r][1] = _mm512_dpbf16_ps(acc[r][1], b, pp);
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r) {
+        float* o = s.o.data() + size_t(r0 + r) * size_t(hd) + size_t(dt) * 16;
+        _mm512_storeu_ps(o, acc[r][0]);
+        _mm512_storeu_ps(o + 16, acc[r][1]);
+      }
+    }
 }
-#undef PV_TILE
 
-void query_tile(const PrefillAttention& a, Scratch& s, int32_t m0) {
+void query_tile(const PrefillAttention& a, Scratch& s, int32_t m0, bool tiles) {
   const int32_t hd = a.head_dim, rows = a.n_tokens * a.group, valid = std::min(kRows, rows - m0);
   for (int r = 0; r < kRows; ++r) {
     s.limit[r] = a.first_pos + (m0 + std::min(r, valid - 1)) / a.group;
@@ -204,9 +199,11 @@ void query_tile(const PrefillAttention& a, Scratch& s, int32_t m0) {
   std::fill(s.o.begin(), s.o.end(), 0.0f);
   const int32_t blocks = s.limit[kRows - 1] / kKeys + 1;
   for (int32_t kb = 0; kb < blocks; ++kb) {
-    scores(s, m0, kb, hd);
+    if (tiles) scores_on_tiles(s, m0, kb, hd);
+    else scores_on_vectors(s, m0, kb, hd);
     softmax_step(s, kb);
-    values(s, kb, hd);
+    if (tiles) values_on_tiles(s, kb, hd);
+    else values_on_vectors(s, kb, hd);
   }
   for (int r = 0; r < valid; ++r) {
     const int32_t m = m0 + r;
@@ -218,18 +215,26 @@ void query_tile(const PrefillAttention& a, Scratch& s, int32_t m0) {
 
 }  // namespace
 
-bool prefill_attention_amx_fits(int32_t head_dim) {
-  return active_isa() >= Isa::Amx && head_dim % 32 == 0 && head_dim <= 256;
+}  // namespace parley::prefill
+
+namespace parley {
+
+bool prefill_attention_fits(int32_t head_dim) {
+  static const bool vectors = has_avx512_bf16();
+  return head_dim % 32 == 0 && head_dim <= 256 &&
+         (active_isa() >= Isa::Amx || (active_isa() >= Isa::Avx512 && vectors));
 }
 
-void prefill_attention_amx(const PagedKv& kv, const PrefillAttention& a) {
+void prefill_attention(const PagedKv& kv, const PrefillAttention& a) {
+  using namespace prefill;
   thread_local Scratch s;
+  const bool tiles = active_isa() >= Isa::Amx;
   prepare_kv(kv, a.kv_head, a.head_dim, a.first_pos + a.n_tokens, s);
   prepare_queries(a, s);
   s.o.assign(size_t(kRows) * size_t(a.head_dim), 0.0f);
-  configure_full_tiles();
-  for (int32_t m0 = 0; m0 < a.n_tokens * a.group; m0 += kRows) query_tile(a, s, m0);
-  _tile_release();
+  if (tiles) begin_tiles();
+  for (int32_t m0 = 0; m0 < a.n_tokens * a.group; m0 += kRows) query_tile(a, s, m0, tiles);
+  if (tiles) end_tiles();
 }
 
 }  // namespace parley
