@@ -129,7 +129,7 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
 
 void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
   const MatrixView& w0 = *outs[0].w;
-  StackedRanges groups(2);  // pairs of groups: the VNNI and bf16 kernels' widest tile
+  StackedRanges groups(6);  // whole tiles of the VNNI (3 groups) and bf16 (2 groups) kernels
   int64_t rows = 0;
   for (const MatmulOutput& o : outs) {
     groups.add(groups_of(*o.w));

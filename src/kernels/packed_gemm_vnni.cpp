@@ -17,8 +17,11 @@
 namespace parley {
 namespace {
 
-constexpr int kMaxGroups = 2;  // RG
-constexpr int kMaxTokens = 6;  // NT: 2 x 6 int32 + 2 x 6 float accumulators fit the 32 registers
+// RG x NT: 3 x 4 int32 + 3 x 4 float accumulators, 3 weight vectors and a
+// broadcast fit the 32 registers. On Zen 5, 3 x 4 ran 2-14% faster than 2 x 6
+// (bench_matmul, docs/performance.md): a broadcast feeds 3 vpdpbusd, not 2.
+constexpr int kMaxGroups = 3;
+constexpr int kMaxTokens = 4;
 
 // The 16 rows' unsigned values of elements 4s .. 4s+3 of a block (s < 8).
 struct Q8Weights {
@@ -110,7 +113,8 @@ void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, 
   if (n_tokens <= 2)
     for (; g < g1; ++g) groups<Weights, 1>(w, x, n_tokens, g, y);
   for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<Weights, kMaxGroups>(w, x, n_tokens, g, y);
-  for (; g < g1; ++g) groups<Weights, 1>(w, x, n_tokens, g, y);
+  if (g + 2 == g1) return groups<Weights, 2>(w, x, n_tokens, g, y);
+  if (g < g1) groups<Weights, 1>(w, x, n_tokens, g, y);
 }
 
 }  // namespace
@@ -119,7 +123,7 @@ void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, 
 // pair reads stay in L2 while the pair's weights stay in L1.
 void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
                         float* y) {
-  constexpr int64_t kTokenBlock = 16 * kMaxTokens;
+  constexpr int64_t kTokenBlock = 96;
   for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
     const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.sum + t0 * w.blocks, x.s + t0 * w.blocks};
     const int64_t n = std::min(kTokenBlock, n_tokens - t0);

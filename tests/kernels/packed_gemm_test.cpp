@@ -88,7 +88,8 @@ TEST_P(PackedGemmTest, AgreesWithRowMajorKernels) {
                         {48, 768, 1}, {203, 160, 3}, {64, 2048, 17}, {5, 96, 12},  {31, 480, 25},
                         {40, 64, 203},  // spans token blocks
                         {17, 1024, 16}, {20, 96, 9},  {33, 224, 70},  // one AMX tile, a tail, Q4_0 on AMX
-                        {37, 576, 300}};  // bf16 tiles: several K slabs, an odd group, a token tail
+                        {37, 576, 300},  // bf16 tiles: several K slabs, an odd group, a token tail
+                        {80, 96, 5}};    // a VNNI tile of 3 groups, then a pair
   ThreadPool one(1), three(3);
   unsigned seed = 1;
   for (const Case& c : cases) {
