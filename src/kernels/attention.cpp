@@ -47,7 +47,8 @@ class Attention {
         hd_(a.head_dim),
         rot_(a.rotation),
         fast_(use_avx2() && a.head_dim % 8 == 0),
-        wide_(active_isa() >= Isa::Avx512 && kv.type == DType::Q8_0) {}
+        wide_(active_isa() >= Isa::Avx512 && kv.type == DType::Q8_0),
+        row_bytes_(int32_t(row_bytes(kv.type, uint64_t(a.head_dim)))) {}
 
   void run() {
     std::fill_n(a_.out, size_t(a_.group) * size_t(hd_), 0.0f);
@@ -55,6 +56,7 @@ class Attention {
     std::fill_n(sm_.sum, a_.group, 0.0f);
     for (int32_t t0 = a_.first; t0 < a_.end; t0 += kTile) {
       const int32_t n = std::min(kTile, a_.end - t0);
+      if (t0 + kTile < a_.end) prefetch_keys(t0 + kTile, std::min(kTile, a_.end - t0 - kTile));
       score_tile(t0, n);
       rescale(n);
       accumulate(n);
@@ -85,11 +87,24 @@ class Attention {
     }
   }
 
+  // A sequence's rows sit in blocks scattered over the pool, a few KB of
+  // each head at a time: past the serving batch's first steps they come from
+  // memory, and each block's first rows would stall the kernel. So the next
+  // tile's K rows are asked for before this tile is scored, and this tile's V
+  // rows before its scores are computed.
+  void prefetch_row(const uint8_t* row) const {
+    for (int32_t off = 0; off < row_bytes_; off += 64) __builtin_prefetch(row + off);
+  }
+  void prefetch_keys(int32_t t0, int32_t n) const {
+    for_rows(t0, n, [&](int32_t, const uint8_t* k, const uint8_t*) { prefetch_row(k); });
+  }
+
   void score_tile(int32_t t0, int32_t n) {
     for_rows(t0, n, [&](int32_t j, const uint8_t* k, const uint8_t* v) {
       const bool in = live(t0 + j);
       krows_[j] = in ? k : nullptr;
       vrows_[j] = in ? v : nullptr;
+      if (in) prefetch_row(v);
     });
     for (int32_t g = 0; g < a_.group; ++g) std::fill_n(scores_[g], n, kNoScore);
     if (fast_ && !rot_) {
@@ -158,6 +173,7 @@ class Attention {
   const KeyRotation* rot_;
   const bool fast_;  // the SIMD paths read rows straight from the cache
   const bool wide_;  // Q8_0 rows 16 floats at a time (AVX-512)
+  const int32_t row_bytes_;  // of one K or V row
   RunningSoftmax sm_;
   const uint8_t* krows_[kTile];  // this tile's rows; null for slots not attended
   const uint8_t* vrows_[kTile];
