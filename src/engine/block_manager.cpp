@@ -140,6 +140,7 @@ int32_t BlockManager::allocate() {
   unlink_free(b);
   forget(b);
   ref_[size_t(b)] = 1;
+  if (on_allocate_) on_allocate_(b);
   return b;
 }
 

@@ -26,6 +26,9 @@ class BlockManager {
 
   // Copies a block's K/V contents (the engine wires it to KvCache::copy_block).
   void set_copy(std::function<void(int32_t dst, int32_t src)> copy) { copy_ = std::move(copy); }
+  // Called with every block taken from the free list, before it is written
+  // (the engine wires it to KvCache::commit_block).
+  void set_on_allocate(std::function<void(int32_t block)> fn) { on_allocate_ = std::move(fn); }
 
   // Prefix caching: how many leading full blocks of tokens[0, n) are cached.
   // The match is remembered for take_prefix(); `free_hits` says how many of
@@ -67,6 +70,7 @@ class BlockManager {
   int32_t block_size_;
   bool prefix_cache_;
   std::function<void(int32_t, int32_t)> copy_;
+  std::function<void(int32_t)> on_allocate_;
   std::vector<int32_t> ref_;
   std::vector<uint64_t> hash_, parent_;  // hash_ 0: not in the prefix cache
   std::vector<int32_t> tokens_;          // [block][block_size]: what a cached block holds

@@ -82,6 +82,7 @@ LlmEngine::Impl::Impl(const Model& m, EngineConfig c)
       scheduler(config, blocks),
       penalised(size_t(m.config().vocab_size)) {
   blocks.set_copy([this](int32_t dst, int32_t src) { runner.cache().copy_block(dst, src); });
+  blocks.set_on_allocate([this](int32_t block) { runner.cache().commit_block(block); });
   stats.kv_blocks_total = uint64_t(layout.n_blocks);
   shared_stats = stats;
   thread = std::thread([this] { loop(); });

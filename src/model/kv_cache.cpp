@@ -1,5 +1,7 @@
 #include "model/kv_cache.h"
 
+#include <sys/mman.h>
+
 #include <cstring>
 #include <string>
 
@@ -20,6 +22,7 @@ KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n
   layer_bytes_ = 2 * head_bytes_ * size_t(c.n_kv_heads);
   block_bytes_ = layer_bytes_ * size_t(c.n_layers);
   data_ = AlignedBytes(block_bytes_ * size_t(n_blocks), AlignedBytes::Init::Lazy);
+  committed_.assign(size_t(n_blocks), false);
 }
 
 void KvCache::check_type(const ModelConfig& c, DType type) {
@@ -58,6 +61,17 @@ uint8_t* KvCache::k_row(int32_t block, int32_t layer, int32_t slot, int32_t head
 }
 uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot, int32_t head) {
   return row(block, layer, 1, slot, head);
+}
+
+void KvCache::commit_block(int32_t block) {
+  if (committed_[size_t(block)]) return;
+  committed_[size_t(block)] = true;
+  // The pages the block overlaps (the pool is 2 MiB-aligned and rounded up to
+  // 2 MiB, so a block's edge pages lie inside it).
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t begin = uintptr_t(data_.data() + size_t(block) * block_bytes_) & ~(kPage - 1);
+  const uintptr_t end = (uintptr_t(data_.data() + size_t(block + 1) * block_bytes_) + kPage - 1) & ~(kPage - 1);
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // advice: fine if refused
 }
 
 void KvCache::copy_block(int32_t dst, int32_t src) {

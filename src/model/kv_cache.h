@@ -4,6 +4,7 @@
 // K and V rows in F32, F16 or Q8_0. Which blocks a sequence owns is the
 // engine's business (block tables); this class only lays the bytes out.
 #include <cstdint>
+#include <vector>
 
 #include "kernels/attention.h"
 #include "model/config.h"
@@ -25,6 +26,14 @@ class KvCache {
   uint8_t* k_row(int32_t block, int32_t layer, int32_t slot, int32_t head);
   uint8_t* v_row(int32_t block, int32_t layer, int32_t slot, int32_t head);
   void copy_block(int32_t dst, int32_t src);  // every layer's rows (copy-on-write)
+  // Commits a block's pages before its first use, in one madvise
+  // (MADV_POPULATE_WRITE) rather than a page fault per 4 KiB as rows are
+  // written: in a VM each fault is a costly trap, and a serving batch writes
+  // rows into fresh blocks every step until the whole pool has been used.
+  // Later calls for the block do nothing; without kernel support (Linux <
+  // 5.14) the pages fault in as before.
+  void commit_block(int32_t block);
+  bool committed(int32_t block) const { return committed_[size_t(block)]; }
 
   DType type() const { return type_; }
   int32_t block_size() const { return block_size_; }
@@ -41,6 +50,7 @@ class KvCache {
   size_t row_bytes_, head_bytes_, layer_bytes_, block_bytes_;
   // Lazy: the pool's pages are committed as blocks are first used.
   AlignedBytes data_;
+  std::vector<bool> committed_;
 };
 
 }  // namespace parley

@@ -101,6 +101,28 @@ TEST(BlockManager, UncachedBlocksAreReusedFirstThenLeastRecentlyFreed) {
   EXPECT_EQ(m.match_prefix(t2.data(), 4, nullptr), 1);
 }
 
+// Every block that leaves the free list is announced before it is written
+// (the engine commits its pages then): new blocks and copy-on-write targets,
+// not the shared blocks of a prefix hit.
+TEST(BlockManager, AnnouncesEveryAllocatedBlock) {
+  BlockManager m(6, kBs, true);
+  std::vector<int32_t> announced, copied_to;
+  m.set_on_allocate([&](int32_t b) { announced.push_back(b); });
+  m.set_copy([&](int32_t dst, int32_t) { copied_to.push_back(dst); });
+  const auto t = tokens(8, 5);
+  BlockTable a, b;
+  ASSERT_TRUE(m.reserve(a, 0, 8));
+  EXPECT_EQ(announced, a.blocks);
+  m.commit(a, t.data(), 8);
+  ASSERT_EQ(m.match_prefix(t.data(), 8, nullptr), 2);
+  m.take_prefix(b);
+  EXPECT_EQ(announced.size(), 2u);  // shared, not allocated
+  ASSERT_TRUE(m.reserve(b, 7, 8));  // copy-on-write of the second block
+  ASSERT_EQ(copied_to.size(), 1u);
+  EXPECT_EQ(announced.size(), 3u);
+  EXPECT_EQ(announced.back(), copied_to[0]);
+}
+
 TEST(BlockManager, CopyOnWriteOfASharedBlock) {
   BlockManager m(6, kBs, true);
   std::vector<std::pair<int32_t, int32_t>> copies;

@@ -1,6 +1,8 @@
 // BatchForward (several sequences per step over a paged K/V cache) against
 // the single-sequence Forward, and stories260K's greedy golden outputs.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -162,6 +164,33 @@ TEST(BatchForward, MatchesForwardOnEveryArchitecture) {
     if (s.arch == "qwen3") expect_matches_forward(*model, DType::Q8_0, false, 5e-2);  // head_dim 64
     std::filesystem::remove(path);
   }
+}
+
+// A committed block's pages are resident (mincore) before anything is written
+// to them; the other blocks' pages are not.
+TEST(KvCachePool, CommitBlockMakesItsPagesResident) {
+  auto model = Model::load(kBundled);
+  KvCache cache(model->config(), DType::F32, 64, 64);
+  const PagedKv kv = cache.layer(0, nullptr);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE)), bytes = kv.block_stride;
+  ASSERT_GE(bytes, 4 * page) << "the test needs blocks of several pages";
+  const auto resident_pages = [&](int32_t block) {
+    // Whole pages inside the block (its edge pages may be shared).
+    const uintptr_t begin = (uintptr_t(kv.k) + size_t(block) * bytes + page - 1) / page * page;
+    const uintptr_t end = (uintptr_t(kv.k) + size_t(block + 1) * bytes) / page * page;
+    std::vector<unsigned char> vec((end - begin) / page);
+    EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), end - begin, vec.data()), 0);
+    return std::count_if(vec.begin(), vec.end(), [](unsigned char c) { return c & 1; });
+  };
+  const int64_t pages = int64_t(bytes / page) - 1;
+  EXPECT_EQ(resident_pages(5), 0);
+  EXPECT_FALSE(cache.committed(5));
+  cache.commit_block(5);
+  EXPECT_TRUE(cache.committed(5));
+  EXPECT_GE(resident_pages(5), pages);
+  EXPECT_EQ(resident_pages(60), 0);  // over 2 MiB away: not even a huge page reaches it
+  cache.commit_block(5);  // again: nothing to do
+  EXPECT_GE(resident_pages(5), pages);
 }
 
 TEST(BatchForward, RefusesQ8_0KvWhenHeadsAreNotBlocks) {
