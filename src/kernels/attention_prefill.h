@@ -28,7 +28,7 @@ struct PrefillAttention {
 
 // Whether prefill_attention() serves this shape on this CPU: head_dim a
 // multiple of 32, at most 256, and the AMX path active or, on the AVX-512
-// paths, AVX512-BF16 and VBMI present.
+// paths, AVX512-BF16 present.
 bool prefill_attention_fits(int32_t head_dim);
 
 // Slot s of the cache holds position s (no retention policy, no window).
