@@ -19,7 +19,7 @@ namespace {
 
 // RG x NT: 3 x 4 int32 + 3 x 4 float accumulators, 3 weight vectors and a
 // broadcast fit the 32 registers. On Zen 5, 3 x 4 ran 2-14% faster than 2 x 6
-// (bench_matmul, docs/performance.md): a broadcast feeds 3 vpdpbusd, not 2.
+// in every shape measured (bench_matmul, docs/performance.md).
 constexpr int kMaxGroups = 3;
 constexpr int kMaxTokens = 4;
 
