@@ -66,12 +66,13 @@ uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot, int32_t head
 void KvCache::commit_block(int32_t block) {
   if (committed_[size_t(block)]) return;
   committed_[size_t(block)] = true;
-  // The pages the block overlaps (the pool is 2 MiB-aligned and rounded up to
-  // 2 MiB, so a block's edge pages lie inside it).
+  // The whole pages inside the block; the two it may share with its
+  // neighbours fault in as rows are written, as before.
   constexpr uintptr_t kPage = 4096;
-  const uintptr_t begin = uintptr_t(data_.data() + size_t(block) * block_bytes_) & ~(kPage - 1);
-  const uintptr_t end = (uintptr_t(data_.data() + size_t(block + 1) * block_bytes_) + kPage - 1) & ~(kPage - 1);
-  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // advice: fine if refused
+  const uintptr_t begin = (uintptr_t(data_.data() + size_t(block) * block_bytes_) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t end = uintptr_t(data_.data() + size_t(block + 1) * block_bytes_) & ~(kPage - 1);
+  if (begin < end)  // advice: fine if refused
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
 }
 
 void KvCache::copy_block(int32_t dst, int32_t src) {
