@@ -303,13 +303,23 @@ LlmEngine::LlmEngine(const Model& model, EngineConfig config) : impl_(std::make_
 LlmEngine::~LlmEngine() = default;
 
 RequestId LlmEngine::submit(Request request, EventSink sink) {
-  const RequestId id = impl_->next_id.fetch_add(1);
+  std::vector<std::pair<Request, EventSink>> one;
+  one.emplace_back(std::move(request), std::move(sink));
+  return submit_all(std::move(one)).front();
+}
+
+std::vector<RequestId> LlmEngine::submit_all(std::vector<std::pair<Request, EventSink>> requests) {
+  std::vector<RequestId> ids;
+  ids.reserve(requests.size());
   {
     std::lock_guard lock(impl_->mu);
-    impl_->inbox.push_back({id, std::move(request), std::move(sink)});
+    for (auto& [request, sink] : requests) {
+      ids.push_back(impl_->next_id.fetch_add(1));
+      impl_->inbox.push_back({ids.back(), std::move(request), std::move(sink)});
+    }
   }
   impl_->cv.notify_one();
-  return id;
+  return ids;
 }
 
 void LlmEngine::drop_cached_blocks() {

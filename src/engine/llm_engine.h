@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/request.h"
 #include "kernels/dtype.h"
@@ -55,6 +57,10 @@ class LlmEngine {
   // prompt longer than the context, bad sampling params) are answered with a
   // final Error event rather than an exception.
   RequestId submit(Request request, EventSink sink);
+  // Queues several requests at once: the engine sees all of them at its next
+  // step, so they are admitted together (a batch of prompts, n choices)
+  // rather than as they happen to arrive. Ids in order.
+  std::vector<RequestId> submit_all(std::vector<std::pair<Request, EventSink>> requests);
   // Cancels a waiting or running request; its memory is freed within one
   // step and its final event says Cancelled. Unknown/finished ids are ignored.
   void cancel(RequestId id);

@@ -56,18 +56,20 @@ std::shared_ptr<Generation> Generation::start(LlmEngine& engine, GenerationRegis
   std::shared_ptr<Generation> g(
       new Generation(engine, registry, std::move(post), std::move(on_event), std::move(on_final), requests.size()));
   g->request_id_ = std::move(request_id);
-  std::vector<RequestId> ids;
+  std::vector<std::pair<Request, EventSink>> batch;
   for (size_t i = 0; i < requests.size(); ++i) {
     g->timing_[i].submitted = Clock::now();
     g->timing_[i].prompt_tokens = requests[i].prompt.size();
     registry.queued_tokens_ += requests[i].prompt.size();
     ++registry.queued_requests_;
     // The sink holds the generation until the engine drops it after the final event.
-    ids.push_back(engine.submit(std::move(requests[i]), [g, i](const Event& e) {
+    batch.emplace_back(std::move(requests[i]), [g, i](const Event& e) {
       g->observe(i, e);
       g->post_([g, i, e] { g->on_event_(i, e); });
-    }));
+    });
   }
+  // All at once, so the engine admits a batch (or n choices) in one step.
+  std::vector<RequestId> ids = engine.submit_all(std::move(batch));
   std::lock_guard lock(registry.mu_);
   g->ids_ = std::move(ids);
   registry.live_.insert(g.get());

@@ -47,13 +47,17 @@ TEST_F(EngineLifecycle, CancelBeforeStartDuringPrefillAndDuringDecode) {
   c.max_running = 2;
   LlmEngine engine(*model_, c);
   Collector col;
-  std::promise<void> b_decoding;
+  std::promise<void> b_decoding, cancelled;
   bool signalled = false;
   // B decodes while A (a long prompt, 16 tokens per step) is still in prefill.
+  // B's first token holds the engine thread until A and the waiting request
+  // are cancelled, so A cannot finish its prefill first however the threads
+  // are scheduled (under a loaded ctest it did).
   const RequestId b = engine.submit(endless(prompt(5), 120), [&](const Event& e) {
     if (e.token >= 0 && !signalled) {
       signalled = true;
       b_decoding.set_value();
+      cancelled.get_future().wait();
     }
     col.sink()(e);
   });
@@ -62,6 +66,7 @@ TEST_F(EngineLifecycle, CancelBeforeStartDuringPrefillAndDuringDecode) {
   b_decoding.get_future().wait();
   engine.cancel(a);
   engine.cancel(waiting);
+  cancelled.set_value();
   col.wait(2);
   engine.cancel(b);
   col.wait(3);
