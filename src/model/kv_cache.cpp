@@ -66,13 +66,14 @@ uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot, int32_t head
 void KvCache::commit_block(int32_t block) {
   if (committed_[size_t(block)]) return;
   committed_[size_t(block)] = true;
-  // The whole pages inside the block; the two it may share with its
-  // neighbours fault in as rows are written, as before.
+  // The pages the block overlaps. A pool of 2 MiB or more is 2 MiB-aligned
+  // and rounded up to 2 MiB, so they lie inside it; a smaller pool's edge
+  // pages may belong to the heap around it, which populating leaves as it is
+  // (unmapped ones make the call fail, which is ignored).
   constexpr uintptr_t kPage = 4096;
-  const uintptr_t begin = (uintptr_t(data_.data() + size_t(block) * block_bytes_) + kPage - 1) & ~(kPage - 1);
-  const uintptr_t end = uintptr_t(data_.data() + size_t(block + 1) * block_bytes_) & ~(kPage - 1);
-  if (begin < end)  // advice: fine if refused
-    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  const uintptr_t begin = uintptr_t(data_.data() + size_t(block) * block_bytes_) & ~(kPage - 1);
+  const uintptr_t end = (uintptr_t(data_.data() + size_t(block + 1) * block_bytes_) + kPage - 1) & ~(kPage - 1);
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // advice: fine if refused
 }
 
 void KvCache::copy_block(int32_t dst, int32_t src) {
