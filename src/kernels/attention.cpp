@@ -18,8 +18,6 @@ namespace {
 constexpr int32_t kTile = 32;  // slots scored before their values are summed
 constexpr float kNoScore = -std::numeric_limits<float>::infinity();
 
-bool use_avx2() { return active_isa() != Isa::Scalar; }
-
 // A K or V row as floats: F32 rows are read in place unless they must be
 // modified (rotated), others are converted into `buf`.
 const float* row_as_float(DType type, const uint8_t* src, float* buf, int32_t n, bool writable) {

@@ -12,6 +12,8 @@ Isa detect_isa();            // the best path this CPU supports
 Isa active_isa();            // PARLEY_ISA if set, else detect_isa(); cached
 void set_active_isa(Isa);    // for tests comparing paths; must be supported
 bool isa_supported(Isa);
+// Whether the active path has AVX2 (every path but the scalar reference).
+inline bool use_avx2() { return active_isa() != Isa::Scalar; }
 // AVX512-BF16 (vdpbf16ps), used by the AVX-512 paths for BF16 weights.
 bool has_avx512_bf16();
 std::string_view isa_name(Isa);

@@ -11,8 +11,6 @@
 namespace parley {
 namespace {
 
-bool use_avx2() { return active_isa() != Isa::Scalar; }
-
 float sum8(const float* a, const float* b, int64_t n) {
   float part[8] = {};
   int64_t i = 0;

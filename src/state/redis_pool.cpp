@@ -48,11 +48,6 @@ RedisReply flatten(const redisReply* r) {
   return out;
 }
 
-struct ContextDeleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-using Context = std::unique_ptr<redisContext, ContextDeleter>;
-
 // Sends every command, then reads every reply (one round trip).
 std::vector<RedisReply> exchange(redisContext* c, const std::vector<std::vector<std::string>>& commands) {
   for (const auto& argv : commands) {
@@ -86,6 +81,11 @@ void ignore_sigpipe() {
 }  // namespace
 
 struct RedisPool::Impl {
+  struct ContextDeleter {
+    void operator()(redisContext* c) const { redisFree(c); }
+  };
+  using Context = std::unique_ptr<redisContext, ContextDeleter>;
+
   struct Slot {
     Context context;
     uint64_t generation = 0;  // of the pool when connected

@@ -6,7 +6,7 @@
 namespace parley::jinja {
 namespace {
 
-constexpr int kMaxNesting = 200;  // bounds recursion on hostile templates
+constexpr int kMaxParseDepth = 200;  // bounds recursion on hostile templates
 
 using Kind = Token::Kind;
 
@@ -24,7 +24,7 @@ class Parser {
   class Nested {
    public:
     explicit Nested(Parser& p) : p_(p) {
-      if (++p_.depth_ > kMaxNesting) throw SyntaxError{p_.peek().pos, "template nested too deeply"};
+      if (++p_.depth_ > kMaxParseDepth) throw SyntaxError{p_.peek().pos, "template nested too deeply"};
     }
     ~Nested() { --p_.depth_; }
     Nested(const Nested&) = delete;

@@ -62,6 +62,14 @@ class Collector {
   int finished_ = 0;
 };
 
+// A prompt of n tokens: BOS, then a pattern that `salt` shifts.
+inline std::vector<int32_t> prompt(int32_t n, int32_t salt = 0) {
+  std::vector<int32_t> p(static_cast<size_t>(n));
+  p[0] = 1;
+  for (int32_t i = 1; i < n; ++i) p[size_t(i)] = 260 + (i * 7 + salt) % 200;
+  return p;
+}
+
 inline Request greedy(std::vector<int32_t> prompt, int32_t max_tokens) {
   Request r;
   r.prompt = std::move(prompt);

@@ -14,13 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::Collector;
-
-std::vector<int32_t> prompt(int32_t n, int32_t salt) {
-  std::vector<int32_t> p(static_cast<size_t>(n));
-  p[0] = 1;
-  for (int32_t i = 1; i < n; ++i) p[size_t(i)] = 260 + (i * 7 + salt) % 200;
-  return p;
-}
+using testing::prompt;
 
 // Polls the engine's stats until `done` holds (5 s at most).
 template <typename Pred>

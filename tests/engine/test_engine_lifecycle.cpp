@@ -15,19 +15,13 @@ namespace parley {
 namespace {
 
 using testing::Collector;
+using testing::prompt;
 
 EngineConfig config() {
   EngineConfig c;
   c.threads = 1;
   c.max_batch_tokens = 16;
   return c;
-}
-
-std::vector<int32_t> prompt(int32_t n, int32_t salt = 0) {
-  std::vector<int32_t> p(static_cast<size_t>(n));
-  p[0] = 1;
-  for (int32_t i = 1; i < n; ++i) p[size_t(i)] = 260 + (i * 7 + salt) % 200;
-  return p;
 }
 
 Request endless(std::vector<int32_t> p, int32_t max_tokens = 100) {

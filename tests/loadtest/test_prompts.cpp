@@ -69,7 +69,7 @@ TEST(Prompts, SharedPrefixOnEveryPromptAndDistinctBodies) {
 }
 
 TEST(Prompts, File) {
-  const std::string path = testing::TempDir() + "/loadtest_prompts.txt";
+  const std::string path = ::testing::TempDir() + "/loadtest_prompts.txt";
   {
     std::ofstream out(path);
     out << "plain text prompt\r\n\n"

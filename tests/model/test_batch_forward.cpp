@@ -15,18 +15,16 @@
 #include "model/forward.h"
 #include "model/mkmodel.h"
 #include "util/error.h"
+#include "model_test_util.h"
 
 namespace parley {
 namespace {
 
-const std::string kShared = PARLEY_SHARED_DIR;
-const std::string kBundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
-constexpr int32_t kBlock = 16;
+using testing::kShared;
+using testing::kBundled;
+using testing::temp_path;
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parley-batch-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
+constexpr int32_t kBlock = 16;
 
 // One sequence of a batched run: its tokens, a block table handed out from
 // the end of the pool (so tables are not the identity), and, in retention

@@ -11,13 +11,12 @@
 #include "model/mkmodel.h"
 #include "model/model.h"
 #include "reference_forward.h"
+#include "model_test_util.h"
 
 namespace parley {
 namespace {
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parley-test-" + std::to_string(::getpid()) + "-" + name)).string();
-}
+using testing::temp_path;
 
 struct ArchCase {
   const char* name;

@@ -11,16 +11,14 @@
 #include "model/mkmodel.h"
 #include "model/model.h"
 #include "util/error.h"
+#include "model_test_util.h"
 
 namespace parley {
 namespace {
 
-const std::string kShared = PARLEY_SHARED_DIR;
-const std::string kBundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parley-load-" + std::to_string(::getpid()) + "-" + name)).string();
-}
+using testing::kShared;
+using testing::kBundled;
+using testing::temp_path;
 
 std::vector<char> read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -9,11 +9,12 @@
 #include "kernels/cpu.h"
 #include "model/forward.h"
 #include "model/mkmodel.h"
+#include "model_test_util.h"
 
 namespace parley {
 namespace {
 
-const std::string kBundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
+using testing::kBundled;
 
 std::vector<float> all_logits(const Model& model, const std::vector<int32_t>& tokens) {
   ThreadPool pool(2);

@@ -1,18 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "serve/cached_answer.h"
+#include "test_events.h"
 
 namespace parley::serve {
 namespace {
 
-Event token_event(int32_t token, std::string text) {
-  Event e;
-  e.token = token;
-  e.text = std::move(text);
-  e.logprob = -0.25f;
-  e.top_logprobs = {{token, -0.25f}, {7, -1.5f}};
-  return e;
-}
+using test::token_event;
 
 Event final_event(FinishReason finish) {
   Event e;
@@ -34,10 +28,10 @@ TEST(CachedAnswer, EncodesAndDecodesEveryEventField) {
   ASSERT_EQ(b->choices[0].size(), 3u);
   EXPECT_EQ(b->choices[0][1].text, " upon \xc3\xa9");
   EXPECT_EQ(b->choices[0][1].token, 9);
-  EXPECT_FLOAT_EQ(b->choices[0][1].logprob, -0.25f);
+  EXPECT_FLOAT_EQ(b->choices[0][1].logprob, -0.5f);
   ASSERT_EQ(b->choices[0][1].top_logprobs.size(), 2u);
-  EXPECT_EQ(b->choices[0][1].top_logprobs[1].token, 7);
-  EXPECT_FLOAT_EQ(b->choices[0][1].top_logprobs[1].logprob, -1.5f);
+  EXPECT_EQ(b->choices[0][1].top_logprobs[1].token, 3);
+  EXPECT_FLOAT_EQ(b->choices[0][1].top_logprobs[1].logprob, -2.0f);
   const Event& end = b->choices[0][2];
   EXPECT_TRUE(end.final);
   EXPECT_EQ(end.finish, FinishReason::Length);

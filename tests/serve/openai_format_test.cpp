@@ -7,6 +7,7 @@
 #include "serve/request_builder.h"
 #include "serve/api_error.h"
 #include "serve/sse.h"
+#include "test_events.h"
 
 namespace parley::serve {
 namespace {
@@ -22,14 +23,7 @@ class OpenAiFormat : public ::testing::Test {
   std::unique_ptr<Model> model_;
 };
 
-Event token_event(int32_t token, std::string text, float logprob = -0.5f) {
-  Event e;
-  e.token = token;
-  e.text = std::move(text);
-  e.logprob = logprob;
-  e.top_logprobs = {{token, logprob}, {3, -2.0f}};
-  return e;
-}
+using test::token_event;
 
 Event final_event(FinishReason r, int32_t prompt, int32_t completion) {
   Event e;

@@ -50,7 +50,7 @@ std::string error_of(const Vocab& v, const std::vector<ChatMessage>& msgs) {
   return "no error";
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 TEST(ChatTemplate, PlainFormatWithoutTemplate) {
   const Vocab v;

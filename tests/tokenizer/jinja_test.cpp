@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_data.h"
 #include "util/error.h"
 
 namespace parley {
@@ -27,7 +28,7 @@ std::string error_of(std::string_view source) {
   return "no error";
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 TEST(Jinja, SyntaxErrorsNameLineAndColumn) {
   EXPECT_TRUE(contains(error_of("{{ 1 + }}"), "line 1, column 8")) << error_of("{{ 1 + }}");

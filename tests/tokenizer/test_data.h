@@ -20,6 +20,8 @@ inline std::string shared_path(const std::string& rel) { return std::string(PARL
     if (!std::filesystem::exists(path)) GTEST_SKIP() << "test data not found: " << (path); \
   } while (0)
 
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
