@@ -66,7 +66,10 @@ test('pages carry the security policy and no inline script or handlers', async (
 for (const transport of ['websocket', 'sse']) {
   test(`streams an answer over ${transport} and shows TTFT and tok/s`, async (t) => {
     await withPage(browser, t, async (page) => {
-      await openChat(page, server.url, { maxTokens: 400, query: transport === 'sse' ? '?transport=sse' : '' });
+      // 2000 tokens take a second or more: the page paints once per animation
+      // frame, and a loaded machine (the rest of ctest -j2) can stall headless
+      // Chromium's frames for a few hundred ms (400 tokens once arrived in one).
+      await openChat(page, server.url, { maxTokens: 2000, query: transport === 'sse' ? '?transport=sse' : '' });
       assert.notEqual(await page.textContent('#model'), '…');
       await send(page, `Tell me a long story about ${transport}`);
       const lengths = await sampleTextLengths(page, `${LAST} .content`, FINISHED, 30000);
