@@ -26,8 +26,12 @@ struct PagedKv {
   size_t head_stride = 0;      // bytes from a KV head's row to the next
   int32_t block_size = 0;      // slots per block
   const int32_t* blocks = nullptr;
-  // K row of (slot, head): k + blocks[slot / block_size] * block_stride +
-  // (slot % block_size) * slot_stride + head * head_stride; V likewise.
+
+  // Where (slot, head)'s K row lies from k, and its V row from v.
+  size_t row_offset(int32_t slot, int32_t head) const {
+    return size_t(blocks[slot / block_size]) * block_stride + size_t(slot % block_size) * slot_stride +
+           size_t(head) * head_stride;
+  }
 };
 
 // Key rotation at read time, for caches that store keys without RoPE

@@ -39,8 +39,7 @@ inline __m512 exp16(__m512 x) {
 }
 
 const float* key_row(const PagedKv& kv, const uint8_t* base, int32_t slot, int32_t kv_head, int32_t hd, float* buf) {
-  const uint8_t* row = base + size_t(kv.blocks[slot / kv.block_size]) * kv.block_stride +
-                       size_t(slot % kv.block_size) * kv.slot_stride + size_t(kv_head) * kv.head_stride;
+  const uint8_t* row = base + kv.row_offset(slot, kv_head);
   if (kv.type == DType::F32) return reinterpret_cast<const float*>(row);
   kv_row_to_float(kv.type, row, buf, hd);
   return buf;
