@@ -38,6 +38,23 @@ async function openChat(page, url, { maxTokens = 300, query = '' } = {}) {
   await page.fill('#max-tokens', String(maxTokens));
 }
 
+// About `seconds` worth of tokens at this server's pace, from one timed
+// request (an ASan build decodes some 30x slower than a release one). The
+// page paints once per animation frame, and with the rest of ctest -j2 on
+// both cores headless Chromium may draw no frame for a few hundred ms: a
+// fixed 400 tokens once came and went within one frame in a release build.
+async function tokensFor(seconds) {
+  const started = performance.now();
+  const r = await fetch(`${server.url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: `Pace ${Date.now()}`, max_tokens: 64, ignore_eos: true, temperature: 0 }),
+  });
+  assert.equal(r.status, 200);
+  const perSecond = (await r.json()).usage.completion_tokens / ((performance.now() - started) / 1000);
+  return Math.round(Math.min(2000, Math.max(100, perSecond * seconds)));
+}
+
 async function send(page, text) {
   await page.fill('#input', text);
   await page.press('#input', 'Enter');
@@ -66,10 +83,8 @@ test('pages carry the security policy and no inline script or handlers', async (
 for (const transport of ['websocket', 'sse']) {
   test(`streams an answer over ${transport} and shows TTFT and tok/s`, async (t) => {
     await withPage(browser, t, async (page) => {
-      // 2000 tokens take a second or more: the page paints once per animation
-      // frame, and a loaded machine (the rest of ctest -j2) can stall headless
-      // Chromium's frames for a few hundred ms (400 tokens once arrived in one).
-      await openChat(page, server.url, { maxTokens: 2000, query: transport === 'sse' ? '?transport=sse' : '' });
+      const maxTokens = await tokensFor(2);
+      await openChat(page, server.url, { maxTokens, query: transport === 'sse' ? '?transport=sse' : '' });
       assert.notEqual(await page.textContent('#model'), '…');
       await send(page, `Tell me a long story about ${transport}`);
       const lengths = await sampleTextLengths(page, `${LAST} .content`, FINISHED, 30000);
