@@ -75,7 +75,7 @@ class Attention {
   void for_rows(int32_t t0, int32_t n, Fn&& fn) const {
     int32_t block = t0 / kv_.block_size, in_block = t0 % kv_.block_size;
     for (int32_t j = 0; j < n;) {
-      const size_t base = kv_.row_offset(block * kv_.block_size, a_.kv_head);
+      const size_t base = kv_.block_offset(block, a_.kv_head);
       for (; in_block < kv_.block_size && j < n; ++in_block, ++j) {
         const size_t at = base + size_t(in_block) * kv_.slot_stride;
         fn(j, kv_.k + at, kv_.v + at);

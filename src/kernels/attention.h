@@ -27,10 +27,13 @@ struct PagedKv {
   int32_t block_size = 0;      // slots per block
   const int32_t* blocks = nullptr;
 
+  // Where head's rows of the i-th block of the table start, from k (K) and v (V).
+  size_t block_offset(int32_t i, int32_t head) const {
+    return size_t(blocks[i]) * block_stride + size_t(head) * head_stride;
+  }
   // Where (slot, head)'s K row lies from k, and its V row from v.
   size_t row_offset(int32_t slot, int32_t head) const {
-    return size_t(blocks[slot / block_size]) * block_stride + size_t(slot % block_size) * slot_stride +
-           size_t(head) * head_stride;
+    return block_offset(slot / block_size, head) + size_t(slot % block_size) * slot_stride;
   }
 };
 
