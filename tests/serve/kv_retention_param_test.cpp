@@ -43,7 +43,8 @@ TEST(KvRetentionParam, ReadsEachPolicyWithItsFields) {
   EXPECT_EQ(sink->policy, KvPolicy::Sink);
   EXPECT_EQ(sink->sink, 8);
   EXPECT_EQ(sink->window, 100);
-  const auto h2o = parse_retention(R"({"kv_retention": {"policy": "heavy-hitter", "sink": 2, "heavy": 30, "window": 50.0}})");
+  const auto h2o =
+      parse_retention(R"({"kv_retention": {"policy": "heavy-hitter", "sink": 2, "heavy": 30, "window": 50.0}})");
   ASSERT_TRUE(h2o);
   EXPECT_EQ(h2o->policy, KvPolicy::HeavyHitter);
   EXPECT_EQ(h2o->sink, 2);
@@ -82,7 +83,8 @@ TEST(KvRetentionParam, RefusesUnknownPoliciesAndWrongTypes) {
 }
 
 TEST(KvRetentionParam, RefusesFieldsThatDoNotBelongToThePolicy) {
-  EXPECT_NE(retention_error(R"({"kv_retention": {"policy": "full", "window": 64}})").find("'window' does not belong to the full"),
+  EXPECT_NE(retention_error(R"({"kv_retention": {"policy": "full", "window": 64}})")
+                .find("'window' does not belong to the full"),
             std::string::npos);
   EXPECT_NE(retention_error(R"({"kv_retention": {"policy": "window", "sink": 4}})").find("'sink'"), std::string::npos);
   EXPECT_NE(retention_error(R"({"kv_retention": {"policy": "sink", "heavy": 4}})").find("'heavy'"), std::string::npos);
@@ -90,7 +92,8 @@ TEST(KvRetentionParam, RefusesFieldsThatDoNotBelongToThePolicy) {
 }
 
 TEST(KvRetentionParam, RefusesBadNumbersAndBudgetsPastTheContext) {
-  EXPECT_NE(retention_error(R"({"kv_retention": {"policy": "window", "window": 0}})").find("'window' must be in [1, 512]"),
+  EXPECT_NE(retention_error(R"({"kv_retention": {"policy": "window", "window": 0}})")
+                .find("'window' must be in [1, 512]"),
             std::string::npos);
   retention_error(R"({"kv_retention": {"policy": "sink", "sink": -1}})");
   retention_error(R"({"kv_retention": {"policy": "window", "window": 513}})");
