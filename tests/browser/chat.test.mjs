@@ -39,10 +39,10 @@ async function openChat(page, url, { maxTokens = 300, query = '' } = {}) {
 }
 
 // About `seconds` worth of tokens at this server's pace, from one timed
-// request (an ASan build decodes some 30x slower than a release one). The
-// page paints once per animation frame, and with the rest of ctest -j2 on
-// both cores headless Chromium may draw no frame for a few hundred ms: a
-// fixed 400 tokens once came and went within one frame in a release build.
+// request: the page paints once per animation frame, and with the rest of
+// ctest -j2 on both cores headless Chromium may draw no frame for a while
+// (a fixed 400 tokens once came and went within one frame in a release
+// build), while the ASan build took over 30 s for a fixed 2000.
 async function tokensFor(seconds) {
   const started = performance.now();
   const r = await fetch(`${server.url}/v1/completions`, {
