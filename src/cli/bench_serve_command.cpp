@@ -244,6 +244,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--kv-memory", a->kv_memory, "KV pool: bytes, 512M, 2G or 25% (default: 25% of RAM, capped)");
   cmd->add_option("--kv-type", a->kv_type, "KV element type: f32, f16, q8_0")->capture_default_str();
   cmd->add_option("--block-size", a->engine.block_size, "tokens per KV block")->capture_default_str();
+  cmd->add_flag("--kv-prefault", a->engine.kv_prefault, kKvPrefaultHelp);
   cmd->add_option("--policy", a->policy, "scheduling: fcfs or cost-aware")->capture_default_str();
   cmd->add_flag("--no-prefix-cache", a->no_prefix_cache, "disable automatic prefix caching");
   add_kv_retention_options(*cmd, a->kv_policy, a->engine.kv_retention);

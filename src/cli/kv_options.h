@@ -1,6 +1,7 @@
 #pragma once
-// The KV retention flags shared by `serve` (the server's default policy) and
-// `bench-serve`: --kv-policy, --kv-window, --kv-sink, --kv-heavy.
+// The KV flags shared by `serve` and `bench-serve`: the retention policy
+// (the server's default: --kv-policy, --kv-window, --kv-sink, --kv-heavy)
+// and --kv-prefault's help.
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -11,5 +12,9 @@ namespace parley {
 void add_kv_retention_options(CLI::App& cmd, std::string& policy, KvRetention& r);
 // The policy named by --kv-policy; throws parley::Error for another name.
 KvPolicy parse_kv_policy(const std::string& name);
+
+inline constexpr const char* kKvPrefaultHelp =
+    "write the whole KV pool at start (huge pages where the kernel gives them): no page faults while serving, "
+    "a slower start and the pool's full size in RSS from the start";
 
 }  // namespace parley

@@ -159,6 +159,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--max-batch-tokens", a.engine.max_batch_tokens, "tokens per engine step (smaller: steadier token stream, slower first tokens under bursts)")->capture_default_str();
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
+  cmd.add_flag("--kv-prefault", a.engine.kv_prefault, kKvPrefaultHelp);
   add_kv_retention_options(cmd, a.kv_policy, a.engine.kv_retention);
   cmd.add_flag("--no-prefix-cache", a.no_prefix_cache, "turn automatic prefix caching off");
   cmd.add_option("--state-db", a.state.state_db, "SQLite file that keeps sessions across restarts (default: memory only)");

@@ -76,8 +76,7 @@ LlmEngine::Impl::Impl(const Model& m, EngineConfig c)
     : model(m),
       config(resolve_config(m.config(), c)),
       layout(kv_layout(m.config(), config)),
-      runner(m, config.threads, config.kv_type, config.block_size, layout.n_blocks, config.max_batch_tokens,
-             config.max_running, layout.context_limit),
+      runner(m, config, layout.n_blocks, layout.context_limit),
       blocks(int32_t(layout.n_blocks), config.block_size, config.prefix_cache),
       scheduler(config, blocks),
       penalised(size_t(m.config().vocab_size)) {

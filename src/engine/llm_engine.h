@@ -31,6 +31,11 @@ struct EngineConfig {
   int32_t max_batch_tokens = 512;
   uint64_t kv_memory_bytes = 0;    // KV pool size; 0 = a default fraction of RAM
   DType kv_type = DType::F16;      // F32, F16 or Q8_0
+  // Write the whole KV pool at start (on huge pages where the kernel gives
+  // them), as llama.cpp does, instead of committing blocks as they are first
+  // used: no page faults while serving, for a slower start and the pool's
+  // full size in RSS from the first second (docs/performance.md).
+  bool kv_prefault = false;
   int32_t block_size = 16;         // tokens per KV block
   bool prefix_cache = true;        // automatic prefix caching
   SchedulePolicy policy = SchedulePolicy::Fcfs;

@@ -2,12 +2,12 @@
 
 namespace parley {
 
-ModelRunner::ModelRunner(const Model& model, int32_t threads, DType kv_type, int32_t block_size, int64_t n_blocks,
-                         int32_t max_batch_tokens, int32_t max_running, int32_t context_limit)
-    : pool_(threads),
-      cache_(model.config(), kv_type, block_size, n_blocks),
-      forward_(model, pool_, cache_, max_batch_tokens, max_running, context_limit) {
-  chunks_.reserve(size_t(max_running));
+ModelRunner::ModelRunner(const Model& model, const EngineConfig& config, int64_t n_blocks, int32_t context_limit)
+    : pool_(config.threads),
+      cache_(model.config(), config.kv_type, config.block_size, n_blocks,
+             config.kv_prefault ? KvCache::Commit::Now : KvCache::Commit::OnFirstUse),
+      forward_(model, pool_, cache_, config.max_batch_tokens, config.max_running, context_limit) {
+  chunks_.reserve(size_t(config.max_running));
 }
 
 float* ModelRunner::run(const std::vector<ScheduledSeq>& batch) {

@@ -14,8 +14,7 @@ namespace parley {
 
 class ModelRunner {
  public:
-  ModelRunner(const Model& model, int32_t threads, DType kv_type, int32_t block_size, int64_t n_blocks,
-              int32_t max_batch_tokens, int32_t max_running, int32_t context_limit);
+  ModelRunner(const Model& model, const EngineConfig& config, int64_t n_blocks, int32_t context_limit);
 
   // Logits (vocab_size floats per row, writable, valid until the next call)
   // of the sequences whose pending tokens all ran, in batch order.

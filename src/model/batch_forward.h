@@ -52,7 +52,9 @@ class BatchForward {
  private:
   struct Job {
     int32_t chunk, token, kv_head;  // token kWholeChunk: every token and head; kTiles: every token, in bf16 tiles
+    int32_t n_heads = 1;            // KV heads kv_head.. (one token's)
   };
+  int32_t heads_per_job(const BatchChunk* chunks, int32_t n_chunks) const;
   void check(const BatchChunk* chunks, int32_t n_chunks);
   void plan(const BatchChunk* chunks, int32_t n_chunks);
   void embed(const BatchChunk* chunks, int32_t n_chunks);

@@ -11,7 +11,7 @@ namespace parley {
 
 // Per block: [layer][K | V][KV head][slot][head_dim elements]. A head's rows
 // of a block are contiguous, so attention reads each block as one stream.
-KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n_blocks)
+KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n_blocks, Commit commit)
     : type_(type), block_size_(block_size), n_kv_heads_(c.n_kv_heads), n_blocks_(n_blocks) {
   check_type(c, type);
   if (block_size < 1 || n_blocks < 1)
@@ -21,8 +21,9 @@ KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n
   head_bytes_ = row_bytes_ * size_t(block_size);
   layer_bytes_ = 2 * head_bytes_ * size_t(c.n_kv_heads);
   block_bytes_ = layer_bytes_ * size_t(c.n_layers);
-  data_ = AlignedBytes(block_bytes_ * size_t(n_blocks), AlignedBytes::Init::Lazy);
-  committed_.assign(size_t(n_blocks), false);
+  const bool now = commit == Commit::Now;
+  data_ = AlignedBytes(block_bytes_ * size_t(n_blocks), now ? AlignedBytes::Init::Zero : AlignedBytes::Init::Lazy);
+  committed_.assign(size_t(n_blocks), now);
 }
 
 void KvCache::check_type(const ModelConfig& c, DType type) {

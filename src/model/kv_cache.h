@@ -14,8 +14,13 @@ namespace parley {
 
 class KvCache {
  public:
+  // When the pool's memory is committed: as each block is first used
+  // (commit_block), or all of it here, zeroed (on huge pages where the
+  // kernel gives them).
+  enum class Commit { OnFirstUse, Now };
   // Throws parley::Error for an unsupported type (Q8_0 needs head_dim % 32 == 0).
-  KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n_blocks);
+  KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n_blocks,
+          Commit commit = Commit::OnFirstUse);
 
   static void check_type(const ModelConfig& c, DType type);
   static uint64_t block_bytes(const ModelConfig& c, DType type, int32_t block_size);

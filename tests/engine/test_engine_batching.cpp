@@ -163,6 +163,21 @@ TEST(EngineBatching, FullyCachedPromptCopiesItsLastBlock) {
   EXPECT_EQ(engine.stats().kv_blocks_used, 0u);
 }
 
+// --kv-prefault commits the pool up front; on two kernel threads (several
+// KV heads per attention job) the requests still give their alone tokens.
+TEST(EngineBatching, PrefaultedPoolGivesTheAloneTokens) {
+  auto model = Model::load(testing::kBundled);
+  const auto requests = mixed_requests(*model);
+  const auto alone = testing::run_alone(*model, small_config(false), requests);
+  EngineConfig c = small_config(true);
+  c.threads = 2;
+  c.kv_prefault = true;
+  c.kv_memory_bytes = 8u << 20;
+  LlmEngine engine(*model, c);
+  expect_same(testing::run_together(engine, requests), alone);
+  EXPECT_EQ(engine.stats().requests_finished, requests.size());
+}
+
 TEST(EngineBatching, TinyKvPoolCompletesEverythingByPreemption) {
   auto model = Model::load(testing::kBundled);
   auto requests = mixed_requests(*model);

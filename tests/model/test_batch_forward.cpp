@@ -191,6 +191,25 @@ TEST(KvCachePool, CommitBlockMakesItsPagesResident) {
   EXPECT_GE(resident_pages(5), pages);
 }
 
+// A pool committed at construction: every block resident, zeroed, and
+// commit_block has nothing left to do.
+TEST(KvCachePool, CommitNowMakesEveryBlockResident) {
+  auto model = Model::load(kBundled);
+  KvCache cache(model->config(), DType::F32, 64, 64, KvCache::Commit::Now);
+  const PagedKv kv = cache.layer(0, nullptr);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const auto* begin = kv.k;
+  std::vector<unsigned char> vec(cache.bytes() / page);
+  const uintptr_t aligned = uintptr_t(begin) / page * page;
+  ASSERT_EQ(mincore(reinterpret_cast<void*>(aligned), vec.size() * page, vec.data()), 0);
+  EXPECT_EQ(std::count_if(vec.begin(), vec.end(), [](unsigned char c) { return c & 1; }), int64_t(vec.size()));
+  for (int32_t b : {0, 5, 63}) {
+    EXPECT_TRUE(cache.committed(b));
+    const float* row = reinterpret_cast<const float*>(cache.k_row(b, 0, 3, 0));
+    EXPECT_TRUE(std::all_of(row, row + model->config().head_dim, [](float x) { return x == 0.0f; }));
+  }
+}
+
 TEST(BatchForward, RefusesQ8_0KvWhenHeadsAreNotBlocks) {
   auto model = Model::load(kBundled);  // head_dim 8
   EXPECT_THROW(KvCache(model->config(), DType::Q8_0, kBlock, 4), Error);
