@@ -30,8 +30,9 @@ void scale_row(float* x, float s, int32_t n) {
   for (int32_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-// Per query head: the running max of the scores and the running sum of
-// exp(score - max); the output rows hold the matching running weighted sum.
+// Per query head (of every KV head attended): the running max of the scores
+// and the running sum of exp(score - max); the output rows hold the matching
+// running weighted sum.
 struct RunningSoftmax {
   float max[kMaxAttentionGroup];
   float sum[kMaxAttentionGroup];
@@ -49,15 +50,18 @@ class Attention {
         row_bytes_(int32_t(row_bytes(kv.type, uint64_t(a.head_dim)))) {}
 
   void run() {
-    std::fill_n(a_.out, size_t(a_.group) * size_t(hd_), 0.0f);
-    std::fill_n(sm_.max, a_.group, kNoScore);
-    std::fill_n(sm_.sum, a_.group, 0.0f);
+    const int32_t heads = a_.kv_heads * a_.group;
+    std::fill_n(a_.out, size_t(heads) * size_t(hd_), 0.0f);
+    std::fill_n(sm_.max, heads, kNoScore);
+    std::fill_n(sm_.sum, heads, 0.0f);
     for (int32_t t0 = a_.first; t0 < a_.end; t0 += kTile) {
       const int32_t n = std::min(kTile, a_.end - t0);
-      if (t0 + kTile < a_.end) prefetch_keys(t0 + kTile, std::min(kTile, a_.end - t0 - kTile));
-      score_tile(t0, n);
-      rescale(n);
-      accumulate(n);
+      for (int32_t m = 0; m < a_.kv_heads; ++m) {
+        if (t0 + kTile < a_.end) prefetch_keys(m, t0 + kTile, std::min(kTile, a_.end - t0 - kTile));
+        score_tile(m, t0, n);
+        rescale(m, n);
+        accumulate(m, n);
+      }
     }
     finish();
   }
@@ -69,13 +73,13 @@ class Attention {
     return pos >= a_.min_pos && pos <= a_.max_pos && pos >= 0;
   }
 
-  // Row pointers of slots [t0, t0 + n), walking the blocks rather than
-  // dividing by the block size for every slot.
+  // Row pointers of KV head kv_head + m's slots [t0, t0 + n), walking the
+  // blocks rather than dividing by the block size for every slot.
   template <class Fn>
-  void for_rows(int32_t t0, int32_t n, Fn&& fn) const {
+  void for_rows(int32_t m, int32_t t0, int32_t n, Fn&& fn) const {
     int32_t block = t0 / kv_.block_size, in_block = t0 % kv_.block_size;
     for (int32_t j = 0; j < n;) {
-      const size_t base = kv_.block_offset(block, a_.kv_head);
+      const size_t base = kv_.block_offset(block, a_.kv_head + m);
       for (; in_block < kv_.block_size && j < n; ++in_block, ++j) {
         const size_t at = base + size_t(in_block) * kv_.slot_stride;
         fn(j, kv_.k + at, kv_.v + at);
@@ -93,75 +97,83 @@ class Attention {
   void prefetch_row(const uint8_t* row) const {
     for (int32_t off = 0; off < row_bytes_; off += 64) __builtin_prefetch(row + off);
   }
-  void prefetch_keys(int32_t t0, int32_t n) const {
-    for_rows(t0, n, [&](int32_t, const uint8_t* k, const uint8_t*) { prefetch_row(k); });
+  void prefetch_keys(int32_t m, int32_t t0, int32_t n) const {
+    for_rows(m, t0, n, [&](int32_t, const uint8_t* k, const uint8_t*) { prefetch_row(k); });
   }
 
-  void score_tile(int32_t t0, int32_t n) {
-    for_rows(t0, n, [&](int32_t j, const uint8_t* k, const uint8_t* v) {
+  // The query heads, scores and outputs of KV head kv_head + m.
+  const float* q_of(int32_t m) const { return a_.q + size_t(m) * size_t(a_.group) * size_t(hd_); }
+  float* out_of(int32_t m) const { return a_.out + size_t(m) * size_t(a_.group) * size_t(hd_); }
+
+  void score_tile(int32_t m, int32_t t0, int32_t n) {
+    for_rows(m, t0, n, [&](int32_t j, const uint8_t* k, const uint8_t* v) {
       const bool in = live(t0 + j);
       krows_[j] = in ? k : nullptr;
       vrows_[j] = in ? v : nullptr;
       if (in) prefetch_row(v);
     });
-    for (int32_t g = 0; g < a_.group; ++g) std::fill_n(scores_[g], n, kNoScore);
+    float(*scores)[kTile] = scores_ + m * a_.group;
+    const float* q = q_of(m);
+    for (int32_t g = 0; g < a_.group; ++g) std::fill_n(scores[g], n, kNoScore);
     if (fast_ && !rot_) {
-      if (wide_) avx512::attention_scores_q8_0(krows_, n, a_.q, a_.group, hd_, a_.scale, scores_[0], kTile);
-      else avx2::attention_scores(kv_.type, krows_, n, a_.q, a_.group, hd_, a_.scale, scores_[0], kTile);
+      if (wide_) avx512::attention_scores_q8_0(krows_, n, q, a_.group, hd_, a_.scale, scores[0], kTile);
+      else avx2::attention_scores(kv_.type, krows_, n, q, a_.group, hd_, a_.scale, scores[0], kTile);
     } else {
       for (int32_t j = 0; j < n; ++j) {
         if (!krows_[j]) continue;
         const float* k = row_as_float(kv_.type, krows_[j], kbuf_, hd_, rot_ != nullptr);
         if (rot_) rot_->rotate(rot_->ctx, kbuf_, rot_->slot_pos[t0 + j]);
-        for (int32_t g = 0; g < a_.group; ++g) scores_[g][j] = dot(a_.q + size_t(g) * size_t(hd_), k, hd_) * a_.scale;
+        for (int32_t g = 0; g < a_.group; ++g) scores[g][j] = dot(q + size_t(g) * size_t(hd_), k, hd_) * a_.scale;
       }
     }
     if (a_.weights)  // raw scores for now; finish() turns them into weights
       for (int32_t g = 0; g < a_.group; ++g)
-        std::copy_n(scores_[g], n, a_.weights + size_t(g) * size_t(a_.end - a_.first) + size_t(t0 - a_.first));
+        std::copy_n(scores[g], n, a_.weights + size_t(g) * size_t(a_.end - a_.first) + size_t(t0 - a_.first));
   }
 
   // Moves each head's running max up to cover the tile (rescaling the sums),
   // then turns the tile's scores into exp(score - max).
-  void rescale(int32_t n) {
-    for (int32_t g = 0; g < a_.group; ++g) {
-      float* s = scores_[g];
+  void rescale(int32_t m, int32_t n) {
+    for (int32_t h = m * a_.group; h < (m + 1) * a_.group; ++h) {
+      float* s = scores_[h];
       const float tile_max = *std::max_element(s, s + n);
-      if (tile_max > sm_.max[g]) {
-        const float c = std::exp(sm_.max[g] - tile_max);  // 0 for the first live tile
-        sm_.sum[g] *= c;
-        scale_row(a_.out + size_t(g) * size_t(hd_), c, hd_);
-        sm_.max[g] = tile_max;
+      if (tile_max > sm_.max[h]) {
+        const float c = std::exp(sm_.max[h] - tile_max);  // 0 for the first live tile
+        sm_.sum[h] *= c;
+        scale_row(a_.out + size_t(h) * size_t(hd_), c, hd_);
+        sm_.max[h] = tile_max;
       }
-      if (fast_ && sm_.max[g] != kNoScore) {
-        sm_.sum[g] += avx2::exp_shifted(s, n, sm_.max[g]);
+      if (fast_ && sm_.max[h] != kNoScore) {
+        sm_.sum[h] += avx2::exp_shifted(s, n, sm_.max[h]);
         continue;
       }
       for (int32_t j = 0; j < n; ++j) {
-        s[j] = s[j] == kNoScore ? 0.0f : std::exp(s[j] - sm_.max[g]);
-        sm_.sum[g] += s[j];
+        s[j] = s[j] == kNoScore ? 0.0f : std::exp(s[j] - sm_.max[h]);
+        sm_.sum[h] += s[j];
       }
     }
   }
 
-  void accumulate(int32_t n) {
-    if (wide_) return avx512::attention_values_q8_0(vrows_, n, scores_[0], kTile, a_.group, hd_, a_.out);
-    if (fast_) return avx2::attention_values(kv_.type, vrows_, n, scores_[0], kTile, a_.group, hd_, a_.out);
+  void accumulate(int32_t m, int32_t n) {
+    const float(*p)[kTile] = scores_ + m * a_.group;
+    float* out = out_of(m);
+    if (wide_) return avx512::attention_values_q8_0(vrows_, n, p[0], kTile, a_.group, hd_, out);
+    if (fast_) return avx2::attention_values(kv_.type, vrows_, n, p[0], kTile, a_.group, hd_, out);
     for (int32_t j = 0; j < n; ++j) {
       if (!vrows_[j]) continue;
       const float* v = row_as_float(kv_.type, vrows_[j], vbuf_, hd_, false);
-      for (int32_t g = 0; g < a_.group; ++g) axpy(a_.out + size_t(g) * size_t(hd_), scores_[g][j], v, hd_);
+      for (int32_t g = 0; g < a_.group; ++g) axpy(out + size_t(g) * size_t(hd_), p[g][j], v, hd_);
     }
   }
 
   void finish() {
     const size_t width = size_t(a_.end - a_.first);
-    for (int32_t g = 0; g < a_.group; ++g) {
-      const float inv = sm_.sum[g] > 0.0f ? 1.0f / sm_.sum[g] : 0.0f;
-      scale_row(a_.out + size_t(g) * size_t(hd_), inv, hd_);
+    for (int32_t h = 0; h < a_.kv_heads * a_.group; ++h) {
+      const float inv = sm_.sum[h] > 0.0f ? 1.0f / sm_.sum[h] : 0.0f;
+      scale_row(a_.out + size_t(h) * size_t(hd_), inv, hd_);
       if (!a_.weights) continue;
-      float* w = a_.weights + size_t(g) * width;
-      for (size_t j = 0; j < width; ++j) w[j] = std::exp(w[j] - sm_.max[g]) * inv;
+      float* w = a_.weights + size_t(h) * width;
+      for (size_t j = 0; j < width; ++j) w[j] = std::exp(w[j] - sm_.max[h]) * inv;
     }
   }
 
@@ -183,10 +195,12 @@ class Attention {
 }  // namespace
 
 void paged_attention(const PagedKv& kv, const AttentionQuery& query) {
-  if (query.group < 1 || query.group > kMaxAttentionGroup || query.head_dim < 1 ||
-      query.head_dim > kMaxAttentionHeadDim || query.end <= query.first)
-    throw Error("paged_attention: unsupported shape (group " + std::to_string(query.group) + ", head_dim " +
-                std::to_string(query.head_dim) + ", slots " + std::to_string(query.end - query.first) + ")");
+  if (query.group < 1 || query.kv_heads < 1 || query.group * query.kv_heads > kMaxAttentionGroup ||
+      query.head_dim < 1 || query.head_dim > kMaxAttentionHeadDim || query.end <= query.first ||
+      (query.weights && query.kv_heads != 1))
+    throw Error("paged_attention: unsupported shape (group " + std::to_string(query.group) + ", KV heads " +
+                std::to_string(query.kv_heads) + ", head_dim " + std::to_string(query.head_dim) + ", slots " +
+                std::to_string(query.end - query.first) + (query.weights ? ", with weights" : "") + ")");
   Attention(kv, query).run();
 }
 

@@ -48,17 +48,21 @@ struct KeyRotation {
 };
 
 struct AttentionQuery {
-  const float* q = nullptr;  // `group` query heads of head_dim floats, contiguous
-  float* out = nullptr;      // group x head_dim: the attention output
-  int32_t group = 1;         // query heads sharing KV head `kv_head`
+  const float* q = nullptr;  // kv_heads x group query heads of head_dim floats, contiguous
+  float* out = nullptr;      // kv_heads x group x head_dim: the attention output
+  int32_t group = 1;         // query heads sharing each KV head
   int32_t head_dim = 0;
   int32_t kv_head = 0;
+  // KV heads kv_head.. attended in one pass, a tile of slots at a time for
+  // all of them: a block holds their rows side by side, so the pass reads
+  // the block's memory in order (kv_heads x group <= kMaxAttentionGroup).
+  int32_t kv_heads = 1;
   int32_t first = 0, end = 0;  // the slots attended: [first, end), end > first
   float scale = 1.0f;          // applied to q.k
   const KeyRotation* rotation = nullptr;  // null: keys are stored rotated
   int32_t min_pos = 0, max_pos = 0;       // with `rotation`: the positions attended
   // Optional, group x (end - first) floats: receives each head's attention
-  // weights (heavy-hitter accounting).
+  // weights (heavy-hitter accounting; only with kv_heads == 1).
   float* weights = nullptr;
 };
 

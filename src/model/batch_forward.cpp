@@ -74,18 +74,19 @@ void BatchForward::check(const BatchChunk* chunks, int32_t n_chunks) {
     throw Error("BatchForward: " + std::to_string(total) + " tokens, limit " + std::to_string(max_tokens_));
 }
 
-// A token's KV heads lie side by side in each block (kv_cache.h), so a
-// thread that attends several of them in turn reads longer runs of memory
-// than threads taking heads in alternation: with 16 decoding sequences of
-// llama-110m, whole tokens per job served 5-25% more tokens per second
-// (docs/performance.md). Heads are split only as far as needed to give every
-// thread a few jobs (one token at batch 1).
+// A token's KV heads lie side by side in each block (kv_cache.h), and one
+// job attends several of them a tile at a time (AttentionQuery::kv_heads), so
+// it reads each block's memory in order rather than one head's 2 KiB at a
+// time: with 16 decoding sequences of llama-110m, whole tokens per job served
+// more tokens per second (docs/performance.md). Heads are split only as far
+// as needed to give every thread a few jobs (one token at batch 1).
 int32_t BatchForward::heads_per_job(const BatchChunk* chunks, int32_t n_chunks) const {
   constexpr int32_t kJobsPerThread = 4;
   int64_t tokens = 0;
   for (int32_t ci = 0; ci < n_chunks; ++ci) tokens += chunks[ci].n;
   const int64_t per_job = tokens * c_.n_kv_heads / (int64_t(kJobsPerThread) * pool_.size());
-  return int32_t(std::clamp<int64_t>(per_job, 1, c_.n_kv_heads));
+  const int32_t most = std::min(c_.n_kv_heads, kMaxAttentionGroup / (c_.n_heads / c_.n_kv_heads));
+  return int32_t(std::clamp<int64_t>(per_job, 1, most));
 }
 
 // Which chunk each stacked token belongs to, and the attention jobs.
@@ -188,18 +189,20 @@ void BatchForward::attention(int32_t l, const BatchChunk* chunks) {
       const BatchChunk& c = chunks[job.chunk];
       if (job.token == kWholeChunk) attend_chunk(l, c, job.chunk, weights);
       else if (job.token == kTiles) attend_tiles(l, c, job.chunk, job.kv_head);
-      else
-        for (int32_t h = job.kv_head; h < job.kv_head + job.n_heads; ++h) attend(l, c, job.chunk, job.token, h, nullptr);
+      else attend(l, c, job.chunk, job.token, job.kv_head, job.n_heads, nullptr);
     }
   });
 }
 
 // Token `i` of chunk `ci` over its sequence's cache, for the query heads of
-// one KV head: causal, and within the model's sliding window if it has one.
-void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i, int32_t kv_head, float* weights) {
+// KV heads kv_head.. (n of them): causal, and within the model's sliding
+// window if it has one.
+void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i, int32_t kv_head, int32_t n,
+                          float* weights) {
   const size_t t = size_t(chunk_first_[size_t(ci)] + i);
   const PagedKv kv = cache_.layer(l, c.blocks);
   AttentionQuery a = causal_query(c_, q_.data(), att_.data(), t, kv_head, c.pos + i);
+  a.kv_heads = n;
   a.weights = weights;
   if (c.slot_pos) {  // slots by position: the causal range becomes a position range
     a.rotation = &rotations_[size_t(ci)];
@@ -223,7 +226,7 @@ void BatchForward::attend_chunk(int32_t l, const BatchChunk& c, int32_t ci, floa
   const int32_t group = c_.n_heads / c_.n_kv_heads;
   for (int32_t i = 0; i < c.n; ++i)
     for (int32_t h = 0; h < c_.n_kv_heads; ++h) {
-      attend(l, c, ci, i, h, weights);
+      attend(l, c, ci, i, h, 1, weights);
       for (int32_t g = 0; g < group; ++g) add(c.attention_sums, weights + size_t(g) * size_t(c.n_slots), c.n_slots);
     }
 }

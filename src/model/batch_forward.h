@@ -61,7 +61,8 @@ class BatchForward {
   void layer(int32_t l, const BatchChunk* chunks);
   void store_kv(int32_t l, const BatchChunk* chunks);
   void attention(int32_t l, const BatchChunk* chunks);
-  void attend(int32_t l, const BatchChunk& c, int32_t chunk, int32_t t, int32_t kv_head, float* weights);
+  void attend(int32_t l, const BatchChunk& c, int32_t chunk, int32_t t, int32_t kv_head, int32_t n_heads,
+              float* weights);
   void attend_chunk(int32_t l, const BatchChunk& c, int32_t chunk, float* weights);
   void attend_tiles(int32_t l, const BatchChunk& c, int32_t chunk, int32_t kv_head);
   void feed_forward(const LayerWeights& lw);

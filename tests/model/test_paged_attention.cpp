@@ -14,6 +14,7 @@
 #include "kernels/cpu.h"
 #include "kernels/quant.h"
 #include "model/kv_cache.h"
+#include "util/error.h"
 
 namespace parley {
 namespace {
@@ -145,9 +146,36 @@ void check_all_types(Isa isa) {
             EXPECT_LT(max_error(out.data() + size_t(g) * size_t(s.head_dim), f.reference(h, g, slots, no_rotation)),
                       2e-5);
         }
+      // Every KV head in one pass (AttentionQuery::kv_heads), from slot 1.
+      std::vector<float> all(size_t(s.kv_heads) * out.size());
+      AttentionQuery a = make_query(f, s, 0, all.data());
+      a.kv_heads = s.kv_heads;
+      a.first = 1 % s.length;
+      a.end = s.length;
+      paged_attention(f.view(), a);
+      std::vector<int32_t> slots(size_t(s.length - a.first));
+      std::iota(slots.begin(), slots.end(), a.first);
+      for (int32_t h = 0; h < s.kv_heads; ++h)
+        for (int32_t g = 0; g < s.group; ++g)
+          EXPECT_LT(max_error(all.data() + size_t(h * s.group + g) * size_t(s.head_dim),
+                              f.reference(h, g, slots, no_rotation)),
+                    2e-5)
+              << "KV head " << h << " of " << s.kv_heads << " in one pass";
     }
   }
   set_active_isa(saved);
+}
+
+// Attention weights are kept for one KV head at a time.
+TEST(PagedAttention, RefusesWeightsForSeveralKvHeads) {
+  const Shape s{2, 1, 32, 8};
+  PagedKvFixture f(DType::F32, s, 16, 1);
+  std::vector<float> out(2 * 32), weights(8);
+  AttentionQuery a = make_query(f, s, 0, out.data());
+  a.kv_heads = 2;
+  a.end = s.length;
+  a.weights = weights.data();
+  EXPECT_THROW(paged_attention(f.view(), a), Error);
 }
 
 TEST(PagedAttention, MatchesReferenceScalar) { check_all_types(Isa::Scalar); }
