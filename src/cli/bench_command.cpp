@@ -99,11 +99,14 @@ Sample decode_tok_s(const Model& model, ThreadPool& pool, int32_t tokens, int re
 // `batch` sequences with a 16-token prompt each decode `steps` tokens
 // together through BatchForward (one matmul per weight for the whole batch,
 // paged F16 KV, logits for every sequence; sampling excluded). Returns the
-// aggregate tokens per second.
+// aggregate tokens per second. The KV pool is written before the clock
+// starts: the table is the kernels' speed, not the first touch of the
+// pool's pages (up to 7 us a 4 KiB page on the Zen 5 guest,
+// docs/performance.md).
 double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps) {
   constexpr int32_t kPrompt = 16, kBlock = 16;
   const int32_t blocks = (kPrompt + steps + kBlock - 1) / kBlock;
-  KvCache cache(model.config(), DType::F16, kBlock, int64_t(batch) * blocks);
+  KvCache cache(model.config(), DType::F16, kBlock, int64_t(batch) * blocks, KvCache::Commit::Now);
   BatchForward forward(model, pool, cache, batch * kPrompt, batch, blocks * kBlock);
   std::vector<int32_t> tables(size_t(batch * blocks));
   for (size_t i = 0; i < tables.size(); ++i) tables[i] = int32_t(i);
