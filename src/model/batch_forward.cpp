@@ -112,7 +112,8 @@ void BatchForward::plan(const BatchChunk* chunks, int32_t n_chunks) {
       continue;
     }
     for (int32_t i = 0; i < c.n; ++i)
-      for (int32_t h = 0; h < c_.n_kv_heads; h += heads) jobs_.push_back({ci, i, h, std::min(heads, c_.n_kv_heads - h)});
+      for (int32_t h = 0; h < c_.n_kv_heads; h += heads)
+        jobs_.push_back({ci, i, h, std::min(heads, c_.n_kv_heads - h)});
   }
 }
 
