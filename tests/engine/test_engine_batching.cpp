@@ -58,6 +58,13 @@ EngineConfig small_config(bool prefix_cache) {
   return c;
 }
 
+// Two kernel threads: attention jobs of several KV heads, the pool's hand-offs.
+EngineConfig two_thread_config() {
+  EngineConfig c = small_config(true);
+  c.threads = 2;
+  return c;
+}
+
 TEST(EngineBatching, ConcurrentRequestsGiveTheirAloneTokens) {
   auto model = Model::load(testing::kBundled);
   const auto requests = mixed_requests(*model);
@@ -169,8 +176,7 @@ TEST(EngineBatching, PrefaultedPoolGivesTheAloneTokens) {
   auto model = Model::load(testing::kBundled);
   const auto requests = mixed_requests(*model);
   const auto alone = testing::run_alone(*model, small_config(false), requests);
-  EngineConfig c = small_config(true);
-  c.threads = 2;
+  EngineConfig c = two_thread_config();
   c.kv_prefault = true;
   c.kv_memory_bytes = 8u << 20;
   LlmEngine engine(*model, c);
@@ -225,9 +231,7 @@ TEST(EngineBatching, SubmitFromManyThreads) {
   auto model = Model::load(testing::kBundled);
   const auto requests = mixed_requests(*model);
   const auto alone = testing::run_alone(*model, small_config(false), requests);
-  EngineConfig two_threads = small_config(true);
-  two_threads.threads = 2;
-  LlmEngine engine(*model, two_threads);
+  LlmEngine engine(*model, two_thread_config());
   testing::Collector c;
   std::vector<RequestId> ids(requests.size());
   std::vector<std::thread> threads;
