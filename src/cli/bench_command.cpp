@@ -101,7 +101,7 @@ Sample decode_tok_s(const Model& model, ThreadPool& pool, int32_t tokens, int re
 // paged F16 KV, logits for every sequence; sampling excluded). Returns the
 // aggregate tokens per second. The KV pool is written before the clock
 // starts: the table is the kernels' speed, not the first touch of the
-// pool's pages (6-8 us a 4 KiB page on the Zen 5 guest, docs/performance.md).
+// pool's pages (5-8 us a 4 KiB page on the Zen 5 guest, docs/performance.md).
 double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps) {
   constexpr int32_t kPrompt = 16, kBlock = 16;
   const int32_t blocks = (kPrompt + steps + kBlock - 1) / kBlock;
