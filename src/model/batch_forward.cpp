@@ -74,6 +74,8 @@ void BatchForward::check(const BatchChunk* chunks, int32_t n_chunks) {
     throw Error("BatchForward: " + std::to_string(total) + " tokens, limit " + std::to_string(max_tokens_));
 }
 
+bool BatchForward::tiled(const BatchChunk& c) const { return !c.slot_pos && tile_attention(model_, c.n); }
+
 // A token's KV heads lie side by side in each block (kv_cache.h), and one
 // job attends several of them a tile at a time (AttentionQuery::kv_heads), so
 // it reads each block's memory in order rather than one head's 2 KiB at a
@@ -82,8 +84,9 @@ void BatchForward::check(const BatchChunk* chunks, int32_t n_chunks) {
 // as needed to give every thread a few jobs (one token at batch 1).
 int32_t BatchForward::heads_per_job(const BatchChunk* chunks, int32_t n_chunks) const {
   constexpr int32_t kJobsPerThread = 4;
-  int64_t tokens = 0;
-  for (int32_t ci = 0; ci < n_chunks; ++ci) tokens += chunks[ci].n;
+  int64_t tokens = 0;  // those attended token by token
+  for (int32_t ci = 0; ci < n_chunks; ++ci)
+    if (!chunks[ci].attention_sums && !tiled(chunks[ci])) tokens += chunks[ci].n;
   const int64_t per_job = tokens * c_.n_kv_heads / (int64_t(kJobsPerThread) * pool_.size());
   const int32_t most = std::min(c_.n_kv_heads, kMaxAttentionGroup / (c_.n_heads / c_.n_kv_heads));
   return int32_t(std::clamp<int64_t>(per_job, 1, most));
@@ -107,7 +110,7 @@ void BatchForward::plan(const BatchChunk* chunks, int32_t n_chunks) {
       jobs_.push_back({ci, kWholeChunk, -1});
       continue;
     }
-    if (!c.slot_pos && tile_attention(model_, c.n)) {  // slots are positions
+    if (tiled(c)) {
       for (int32_t h = 0; h < c_.n_kv_heads; ++h) jobs_.push_back({ci, kTiles, h});
       continue;
     }

@@ -55,6 +55,8 @@ class BatchForward {
     int32_t n_heads = 1;            // KV heads kv_head.. (one token's)
   };
   int32_t heads_per_job(const BatchChunk* chunks, int32_t n_chunks) const;
+  // Whether chunk c attends in bf16 tiles (needs slots that are positions).
+  bool tiled(const BatchChunk& c) const;
   void check(const BatchChunk* chunks, int32_t n_chunks);
   void plan(const BatchChunk* chunks, int32_t n_chunks);
   void embed(const BatchChunk* chunks, int32_t n_chunks);

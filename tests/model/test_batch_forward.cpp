@@ -164,6 +164,16 @@ TEST(BatchForward, MatchesForwardOnEveryArchitecture) {
   }
 }
 
+// Of the whole pages inside [from, to): how many are resident (mincore), and
+// how many there are.
+std::pair<int64_t, int64_t> resident_pages(const uint8_t* from, const uint8_t* to) {
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(from) + page - 1) / page * page, end = uintptr_t(to) / page * page;
+  std::vector<unsigned char> vec((end - begin) / page);
+  EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), end - begin, vec.data()), 0);
+  return {std::count_if(vec.begin(), vec.end(), [](unsigned char c) { return c & 1; }), int64_t(vec.size())};
+}
+
 // A committed block's pages are resident (mincore) before anything is written
 // to them; the other blocks' pages are not.
 TEST(KvCachePool, CommitBlockMakesItsPagesResident) {
@@ -172,23 +182,19 @@ TEST(KvCachePool, CommitBlockMakesItsPagesResident) {
   const PagedKv kv = cache.layer(0, nullptr);
   const size_t page = size_t(sysconf(_SC_PAGESIZE)), bytes = kv.block_stride;
   ASSERT_GE(bytes, 4 * page) << "the test needs blocks of several pages";
-  const auto resident_pages = [&](int32_t block) {
-    // Whole pages inside the block (its edge pages may be shared).
-    const uintptr_t begin = (uintptr_t(kv.k) + size_t(block) * bytes + page - 1) / page * page;
-    const uintptr_t end = (uintptr_t(kv.k) + size_t(block + 1) * bytes) / page * page;
-    std::vector<unsigned char> vec((end - begin) / page);
-    EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), end - begin, vec.data()), 0);
-    return std::count_if(vec.begin(), vec.end(), [](unsigned char c) { return c & 1; });
+  // Whole pages inside the block (its edge pages may be shared).
+  const auto resident = [&](int32_t block) {
+    return resident_pages(kv.k + size_t(block) * bytes, kv.k + size_t(block + 1) * bytes).first;
   };
   const int64_t pages = int64_t(bytes / page) - 1;
-  EXPECT_EQ(resident_pages(5), 0);
+  EXPECT_EQ(resident(5), 0);
   EXPECT_FALSE(cache.committed(5));
   cache.commit_block(5);
   EXPECT_TRUE(cache.committed(5));
-  EXPECT_GE(resident_pages(5), pages);
-  EXPECT_EQ(resident_pages(60), 0);  // over 2 MiB away: not even a huge page reaches it
+  EXPECT_GE(resident(5), pages);
+  EXPECT_EQ(resident(60), 0);  // over 2 MiB away: not even a huge page reaches it
   cache.commit_block(5);  // again: nothing to do
-  EXPECT_GE(resident_pages(5), pages);
+  EXPECT_GE(resident(5), pages);
 }
 
 // A pool committed at construction: every block resident, zeroed, and
@@ -197,12 +203,9 @@ TEST(KvCachePool, CommitNowMakesEveryBlockResident) {
   auto model = Model::load(kBundled);
   KvCache cache(model->config(), DType::F32, 64, 64, KvCache::Commit::Now);
   const PagedKv kv = cache.layer(0, nullptr);
-  const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  const auto* begin = kv.k;
-  std::vector<unsigned char> vec(cache.bytes() / page);
-  const uintptr_t aligned = uintptr_t(begin) / page * page;
-  ASSERT_EQ(mincore(reinterpret_cast<void*>(aligned), vec.size() * page, vec.data()), 0);
-  EXPECT_EQ(std::count_if(vec.begin(), vec.end(), [](unsigned char c) { return c & 1; }), int64_t(vec.size()));
+  const auto [resident, pages] = resident_pages(kv.k, kv.k + cache.bytes());
+  ASSERT_GT(pages, 0);
+  EXPECT_EQ(resident, pages);
   for (int32_t b : {0, 5, 63}) {
     EXPECT_TRUE(cache.committed(b));
     const float* row = reinterpret_cast<const float*>(cache.k_row(b, 0, 3, 0));
