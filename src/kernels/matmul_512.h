@@ -45,58 +45,51 @@ struct FloatDot512 {
   // Lanes of the 16 columns from c that lie inside the row.
   __mmask16 lanes(int64_t c) const { return x.cols - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (x.cols - c)) - 1); }
 
+  // Every row's sum runs in one order, 16 columns at a time, whatever the
+  // rows and tokens around it: a token's result must not depend on its batch.
   template <int N>
   void run(const uint8_t* row, int64_t t0, float* out) const {
-    const int64_t cols = x.cols;
-    const float* xt = x.f + t0 * cols;
-    __m512 acc0[N], acc1[N];
-#pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm512_setzero_ps();
-    int64_t c = 0;
-    for (; c + 32 <= cols; c += 32) {  // two accumulators per token hide FMA latency
-      const __m512 w0 = Format::load(row + c * B, 0xffff), w1 = Format::load(row + (c + 16) * B, 0xffff);
-#pragma GCC unroll 8
-      for (int n = 0; n < N; ++n) {
-        acc0[n] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xt + n * cols + c), acc0[n]);
-        acc1[n] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xt + n * cols + c + 16), acc1[n]);
-      }
-    }
-    for (; c < cols; c += 16) {  // masked tail: lanes past the row load as zero
-      const __mmask16 m = lanes(c);
-      const __m512 w0 = Format::load(row + c * B, m);
-#pragma GCC unroll 8
-      for (int n = 0; n < N; ++n)
-        acc0[n] = _mm512_fmadd_ps(w0, _mm512_maskz_loadu_ps(m, xt + n * cols + c), acc0[n]);
-    }
-#pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) out[n] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[n], acc1[n]));
+    const uint8_t* rows[1] = {row};
+    float* outs[1] = {out};
+    dot_rows<N, 1>(rows, t0, outs);
   }
 
-  // Prefill: two rows, so each activation load feeds two FMAs.
+  // Two rows, so each activation load feeds two FMAs (and decode has two
+  // independent FMA chains).
   template <int N>
   void run_pair(const uint8_t* row0, const uint8_t* row1, int64_t t0, float* out0, float* out1) const {
+    const uint8_t* rows[2] = {row0, row1};
+    float* outs[2] = {out0, out1};
+    dot_rows<N, 2>(rows, t0, outs);
+  }
+
+  template <int N, int R>
+  void dot_rows(const uint8_t* const* rows, int64_t t0, float* const* out) const {
     const int64_t cols = x.cols;
     const float* xt = x.f + t0 * cols;
-    __m512 acc0[N], acc1[N];
+    __m512 acc[R][N];
 #pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm512_setzero_ps();
-    const auto step = [&](int64_t c, __mmask16 m) {
-      const __m512 w0 = Format::load(row0 + c * B, m), w1 = Format::load(row1 + c * B, m);
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) acc[r][n] = _mm512_setzero_ps();
+    const auto step = [&](int64_t c, __mmask16 m) {  // lanes past the row load as zero
+      __m512 wv[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) wv[r] = Format::load(rows[r] + c * B, m);
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         const __m512 xv = _mm512_maskz_loadu_ps(m, xt + n * cols + c);
-        acc0[n] = _mm512_fmadd_ps(w0, xv, acc0[n]);
-        acc1[n] = _mm512_fmadd_ps(w1, xv, acc1[n]);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[r][n] = _mm512_fmadd_ps(wv[r], xv, acc[r][n]);
       }
     };
     int64_t c = 0;
     for (; c + 16 <= cols; c += 16) step(c, 0xffff);
     if (c < cols) step(c, lanes(c));
 #pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) {
-      out0[n] = _mm512_reduce_add_ps(acc0[n]);
-      out1[n] = _mm512_reduce_add_ps(acc1[n]);
-    }
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) out[r][n] = _mm512_reduce_add_ps(acc[r][n]);
   }
 };
 

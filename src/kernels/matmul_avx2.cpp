@@ -39,6 +39,9 @@ struct BF16Format {
   }
 };
 
+// Every row's sum runs in one order, 8 columns at a time, whatever the rows
+// and tokens around it: a token's result must not depend on the batch it is
+// in (a sequence decoded alone and in a batch gives the same tokens).
 template <class Format>
 struct FloatDot {
   static constexpr int B = Format::kBytes;
@@ -47,56 +50,47 @@ struct FloatDot {
 
   template <int N>
   void run(const uint8_t* row, int64_t t0, float* out) const {
-    const int64_t cols = x.cols;
-    const float* xt = x.f + t0 * cols;
-    __m256 acc0[N], acc1[N];
-#pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm256_setzero_ps();
-    int64_t c = 0;
-    for (; c + 16 <= cols; c += 16) {  // two accumulators per token hide FMA latency
-      const __m256 w0 = Format::load8(row + c * B), w1 = Format::load8(row + (c + 8) * B);
-#pragma GCC unroll 8
-      for (int n = 0; n < N; ++n) {
-        acc0[n] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt + n * cols + c), acc0[n]);
-        acc1[n] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xt + n * cols + c + 8), acc1[n]);
-      }
-    }
-    for (; c + 8 <= cols; c += 8) {
-      const __m256 w0 = Format::load8(row + c * B);
-#pragma GCC unroll 8
-      for (int n = 0; n < N; ++n)
-        acc0[n] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt + n * cols + c), acc0[n]);
-    }
-#pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) out[n] = hsum(_mm256_add_ps(acc0[n], acc1[n]));
-    add_tail<N>(row, c, xt, out);
+    const uint8_t* rows[1] = {row};
+    float* outs[1] = {out};
+    dot_rows<N, 1>(rows, t0, outs);
   }
 
-  // Prefill: two rows, so each activation load feeds two FMAs.
+  // Two rows, so each activation load feeds two FMAs (and decode has two
+  // independent FMA chains).
   template <int N>
   void run_pair(const uint8_t* row0, const uint8_t* row1, int64_t t0, float* out0, float* out1) const {
+    const uint8_t* rows[2] = {row0, row1};
+    float* outs[2] = {out0, out1};
+    dot_rows<N, 2>(rows, t0, outs);
+  }
+
+  template <int N, int R>
+  void dot_rows(const uint8_t* const* rows, int64_t t0, float* const* out) const {
     const int64_t cols = x.cols;
     const float* xt = x.f + t0 * cols;
-    __m256 acc0[N], acc1[N];
+    __m256 acc[R][N];
 #pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) acc0[n] = acc1[n] = _mm256_setzero_ps();
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) acc[r][n] = _mm256_setzero_ps();
     int64_t c = 0;
     for (; c + 8 <= cols; c += 8) {
-      const __m256 w0 = Format::load8(row0 + c * B), w1 = Format::load8(row1 + c * B);
+      __m256 wv[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) wv[r] = Format::load8(rows[r] + c * B);
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) {
         const __m256 xv = _mm256_loadu_ps(xt + n * cols + c);
-        acc0[n] = _mm256_fmadd_ps(w0, xv, acc0[n]);
-        acc1[n] = _mm256_fmadd_ps(w1, xv, acc1[n]);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[r][n] = _mm256_fmadd_ps(wv[r], xv, acc[r][n]);
       }
     }
 #pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) {
-      out0[n] = hsum(acc0[n]);
-      out1[n] = hsum(acc1[n]);
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) out[r][n] = hsum(acc[r][n]);
+      add_tail<N>(rows[r], c, xt, out[r]);
     }
-    add_tail<N>(row0, c, xt, out0);
-    add_tail<N>(row1, c, xt, out1);
   }
 
   // Columns c .. cols-1, fewer than 8.

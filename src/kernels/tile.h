@@ -4,8 +4,9 @@
 // A Dot provides `template <int N> void run(const uint8_t* row, int64_t t0,
 // float* out) const` computing the row's dot with tokens t0 .. t0+N-1, and
 // may provide `run_pair<N>(row0, row1, t0, out0, out1)` doing two rows at once
-// (each activation load then serves both), which is used when there are at
-// least T tokens.
+// (each activation load then serves both), used for every pair of rows. A
+// Dot's result for a (row, token) must not depend on N or on pairing: a
+// token's logits would otherwise change with the batch it is decoded in.
 // Compiled into the per-ISA files, hence the internal linkage.
 #include <cstdint>
 
@@ -49,8 +50,7 @@ template <int T, class Dot>
 void run_rows(const Dot& dot, const WeightRows& w, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
   int64_t r = r0;
   if constexpr (HasRunPair<Dot, T>)
-    if (n_tokens >= T)
-      for (; r + 2 <= r1; r += 2) run_tokens<T, true>(dot, w, r, n_tokens, y);
+    for (; r + 2 <= r1; r += 2) run_tokens<T, true>(dot, w, r, n_tokens, y);
   for (; r < r1; ++r) run_tokens<T, false>(dot, w, r, n_tokens, y);
 }
 

@@ -141,6 +141,28 @@ TEST_P(MatmulTest, SplitOverThreads) {
   check(make_problem(type, 37, 1024, 19, 97), pool);
 }
 
+// A token's products must be the same bits whatever else is in its batch:
+// the engine promises a sequence the tokens it gets alone (a row's sum in
+// another order would tip a close argmax). Each path, all tokens at once
+// against each token alone.
+TEST_P(MatmulTest, ATokensResultDoesNotDependOnItsBatch) {
+  const DType type = GetParam();
+  const int64_t cols = traits(type).block_elems == 256 ? 512 : 160;
+  const Problem p = make_problem(type, 33, cols, 9, 7);
+  ThreadPool pool(1);
+  for (int i = int(Isa::Scalar); i <= int(Isa::Amx); ++i) {
+    if (!isa_supported(Isa(i))) continue;
+    const auto together = run(p, Isa(i), pool);
+    for (int64_t t = 0; t < p.n_tokens; ++t) {
+      std::vector<float> alone(size_t(p.rows));
+      matmul({p.type, p.rows, p.cols, p.w.data()}, p.x.data() + t * p.cols, alone.data(), 1, pool);
+      for (int64_t r = 0; r < p.rows; ++r)
+        ASSERT_EQ(alone[size_t(r)], together[size_t(t * p.rows + r)])
+            << dtype_name(type) << " path " << isa_name(Isa(i)) << " token " << t << " row " << r;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, MatmulTest,
                          ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0,
                                            DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
