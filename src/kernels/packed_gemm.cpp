@@ -82,7 +82,8 @@ int64_t amx_min_tokens(DType type) {
 PackedKernel kernel_for(DType type, int64_t n_tokens) {
   const Isa isa = active_isa();
   if (isa >= Isa::Amx && n_tokens >= amx_min_tokens(type)) return packed_kernel_amx;
-  return isa >= Isa::Vnni ? packed_kernel_vnni : packed_kernel_scalar;
+  if (isa >= Isa::Vnni) return packed_kernel_vnni;
+  return isa >= Isa::Avx2 ? packed_kernel_avx2 : packed_kernel_scalar;
 }
 
 }  // namespace
@@ -95,7 +96,7 @@ bool packed_bf16_tiles(int64_t n_tokens) {
 
 bool packing_helps(const MatrixView& w) {
   return (w.type == DType::Q8_0 || w.type == DType::Q4_0) && w.cols % kQK == 0 && w.rows > 0 &&
-         active_isa() >= Isa::Vnni;
+         active_isa() >= Isa::Avx2;
 }
 
 uint64_t packed_bytes(const MatrixView& w) {

@@ -29,7 +29,8 @@ namespace parley {
 constexpr int64_t kPackRows = 16;
 
 // Whether matmul() would use a packed copy of `w` on this CPU: Q8_0 or Q4_0
-// weights and an int8 dot-product path (AVX512-VNNI or AMX) active.
+// weights and a SIMD path active (AVX2's kernel reads the same layout as
+// 8-row halves; VNNI and AMX have their own).
 bool packing_helps(const MatrixView& w);
 
 // Bytes of the packed copy of `w` (a multiple of 64).

@@ -52,6 +52,8 @@ using PackedKernel = void (*)(const PackedMatrix& w, const PackedActs& x, int64_
 
 void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
                           float* y);
+void packed_kernel_avx2(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                        float* y);
 void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
                         float* y);
 // Needs the tile permission (cpu.h requests it when it reports Isa::Amx).

@@ -1,0 +1,192 @@
+// The packed Q8_0 / Q4_0 GEMM on AVX2 (no int8 dot-product instruction): the
+// same layout as the VNNI kernel, read as two 32-byte halves per 64-byte line,
+// each 8 rows x 4 quants. A tile of HALVES 8-row halves x NT tokens is
+// accumulated in registers over the whole row, so each weight vector loaded
+// feeds NT products and each activation broadcast feeds HALVES.
+//
+// vpmaddubsw multiplies unsigned by signed bytes and adds pairs into int16
+// with saturation, so the operands must keep a pair's sum within 32767:
+// - Q4_0's values are 0..15: 2 * 15 * 127 fits eight times over, so a whole
+//   block's products add up in int16 (one vpmaddwd to int32 per block).
+// - Q8_0's stored q + 128 would overflow; the signed quant q = u ^ 0x80 is
+//   split as |q| (unsigned, at most 128) and its sign, moved onto the
+//   activations (vpsignb): 2 * 128 * 127 fits once, so every product is
+//   widened to int32 at once, and no offset needs cancelling.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/packed_gemm_kernels.h"
+
+namespace parley {
+namespace {
+
+// 16 ymm registers: HALVES x NT int32 (or int16) sums, as many float
+// accumulators, the weight vectors and a broadcast (docs/performance.md has
+// the shapes measured).
+constexpr int kMaxHalves = 2;
+constexpr int kMaxTokens = 3;
+
+inline __m256i broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+inline __m256i ones16() { return _mm256_set1_epi16(1); }
+
+// One block's integer sums of HALVES x NT (half h: rows 8h..8h+7 of the
+// first group of the tile; halves past the first group continue in the next).
+template <int HALVES, int NT>
+using Sums = __m256i[HALVES][NT];
+
+// The quants of half h of a tile at tile row `line` (64-byte lines).
+inline const uint8_t* half_quants(const PackedMatrix& w, int64_t g, int64_t b, int h, int line) {
+  return w.quants(g + h / 2, b) + line * 64 + (h % 2) * 32;
+}
+
+struct Q8Block {
+  template <int HALVES, int NT>
+  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
+                   Sums<HALVES, NT>& isum) {
+    const int64_t nb = w.blocks;
+#pragma GCC unroll 8
+    for (int h = 0; h < HALVES; ++h)
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) isum[h][t] = _mm256_setzero_si256();
+    const int8_t* xq = x.q + (t0 * nb + b) * 32;
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m256i q[HALVES], mag[HALVES];
+#pragma GCC unroll 8
+      for (int h = 0; h < HALVES; ++h) {
+        q[h] = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(half_quants(w, g, b, h, j))),
+                                _mm256_set1_epi8(char(0x80)));
+        mag[h] = _mm256_abs_epi8(q[h]);
+      }
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) {
+        const __m256i xb = broadcast4(xq + t * nb * 32 + j * 4);
+#pragma GCC unroll 8
+        for (int h = 0; h < HALVES; ++h) {
+          const __m256i p = _mm256_maddubs_epi16(mag[h], _mm256_sign_epi8(xb, q[h]));
+          isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_madd_epi16(p, ones16()));
+        }
+      }
+    }
+  }
+};
+
+struct Q4Block {  // line j holds elements 4j.. in its low nibbles and 16+4j.. in its high ones
+  template <int HALVES, int NT>
+  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
+                   Sums<HALVES, NT>& isum) {
+    const int64_t nb = w.blocks;
+    __m256i acc16[HALVES][NT];
+#pragma GCC unroll 8
+    for (int h = 0; h < HALVES; ++h)
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) acc16[h][t] = _mm256_setzero_si256();
+    const int8_t* xq = x.q + (t0 * nb + b) * 32;
+    const __m256i low = _mm256_set1_epi8(0x0f);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      __m256i lo[HALVES], hi[HALVES];
+#pragma GCC unroll 8
+      for (int h = 0; h < HALVES; ++h) {
+        const __m256i bytes = _mm256_load_si256(reinterpret_cast<const __m256i*>(half_quants(w, g, b, h, j)));
+        lo[h] = _mm256_and_si256(bytes, low);
+        hi[h] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
+      }
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) {
+        const __m256i xlo = broadcast4(xq + t * nb * 32 + j * 4);
+        const __m256i xhi = broadcast4(xq + t * nb * 32 + 16 + j * 4);
+#pragma GCC unroll 8
+        for (int h = 0; h < HALVES; ++h)
+          acc16[h][t] = _mm256_add_epi16(acc16[h][t], _mm256_add_epi16(_mm256_maddubs_epi16(lo[h], xlo),
+                                                                       _mm256_maddubs_epi16(hi[h], xhi)));
+      }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t) {
+      const __m256i offset = _mm256_set1_epi32(-8 * x.sum[(t0 + t) * nb + b]);
+#pragma GCC unroll 8
+      for (int h = 0; h < HALVES; ++h) isum[h][t] = _mm256_add_epi32(_mm256_madd_epi16(acc16[h][t], ones16()), offset);
+    }
+  }
+};
+
+// Stores the first `rows` (1..8) floats of v at y.
+inline void store_rows(float* y, __m256 v, int64_t rows) {
+  if (rows >= 8) return _mm256_storeu_ps(y, v);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  _mm256_maskstore_ps(y, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(rows)), lane), v);
+}
+
+template <class Block, int HALVES, int NT>
+void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, float* y) {
+  const int64_t nb = w.blocks;
+  __m256 acc[HALVES][NT];
+#pragma GCC unroll 8
+  for (int h = 0; h < HALVES; ++h)
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t) acc[h][t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    Sums<HALVES, NT> isum;
+    Block::template sums<HALVES, NT>(w, x, g, b, t0, isum);
+#pragma GCC unroll 8
+    for (int h = 0; h < HALVES; ++h) {
+      const __m256 dw = _mm256_cvtph_ps(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(w.scales(g + h / 2, b) + (h % 2) * 16)));
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) {
+        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[(t0 + t) * nb + b]));
+        acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h][t]), scale, acc[h][t]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int h = 0; h < HALVES; ++h) {
+    const int64_t row0 = g * 16 + h * 8;
+    if (row0 >= w.rows) break;
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t) store_rows(y + (t0 + t) * w.rows + row0, acc[h][t], w.rows - row0);
+  }
+}
+
+template <class Block, int HALVES, int NT>
+void token_tail(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, int64_t count, float* y) {
+  if constexpr (NT > 0) {
+    if (count == NT) tile<Block, HALVES, NT>(w, x, g, t0, y);
+    else token_tail<Block, HALVES, NT - 1>(w, x, g, t0, count, y);
+  }
+}
+
+// One group (both halves) for every token, a tile of tokens at a time.
+template <class Block>
+void group(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
+  int64_t t = 0;
+  for (; t + kMaxTokens <= n_tokens; t += kMaxTokens) tile<Block, kMaxHalves, kMaxTokens>(w, x, g, t, y);
+  token_tail<Block, kMaxHalves, kMaxTokens - 1>(w, x, g, t, n_tokens - t, y);
+}
+
+}  // namespace
+
+// Long prefills go through in blocks of tokens, so the activations a group
+// reads stay in L2 while the group's weights stay in L1.
+void packed_kernel_avx2(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                        float* y) {
+  constexpr int64_t kTokenBlock = 64;
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
+    const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.sum + t0 * w.blocks, x.s + t0 * w.blocks};
+    const int64_t n = std::min(kTokenBlock, n_tokens - t0);
+    for (int64_t g = g0; g < g1; ++g) {
+      if (w.format == PackedFormat::kQ8) group<Q8Block>(w, xb, n, g, y + t0 * w.rows);
+      else group<Q4Block>(w, xb, n, g, y + t0 * w.rows);
+    }
+  }
+}
+
+}  // namespace parley
