@@ -24,7 +24,7 @@ namespace {
 
 // 16 ymm registers: HALVES x NT int32 (or int16) sums, as many float
 // accumulators, the weight vectors and a broadcast (docs/performance.md has
-// the shapes measured).
+// the shapes measured). A tile is one group: its two halves.
 constexpr int kMaxHalves = 2;
 constexpr int kMaxTokens = 3;
 
@@ -36,14 +36,13 @@ inline __m256i broadcast4(const int8_t* p) {
 
 inline __m256i ones16() { return _mm256_set1_epi16(1); }
 
-// One block's integer sums of HALVES x NT (half h: rows 8h..8h+7 of the
-// first group of the tile; halves past the first group continue in the next).
+// One block's integer sums of HALVES x NT (half h: rows 8h..8h+7 of the group).
 template <int HALVES, int NT>
 using Sums = __m256i[HALVES][NT];
 
 // The quants of half h of a tile at tile row `line` (64-byte lines).
 inline const uint8_t* half_quants(const PackedMatrix& w, int64_t g, int64_t b, int h, int line) {
-  return w.quants(g + h / 2, b) + line * 64 + (h % 2) * 32;
+  return w.quants(g, b) + line * 64 + h * 32;
 }
 
 struct Q8Block {
@@ -139,7 +138,7 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
 #pragma GCC unroll 8
     for (int h = 0; h < HALVES; ++h) {
       const __m256 dw = _mm256_cvtph_ps(
-          _mm_load_si128(reinterpret_cast<const __m128i*>(w.scales(g + h / 2, b) + (h % 2) * 16)));
+          _mm_load_si128(reinterpret_cast<const __m128i*>(w.scales(g, b) + h * 16)));
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
         const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[(t0 + t) * nb + b]));
