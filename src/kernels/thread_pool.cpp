@@ -32,7 +32,7 @@ void flush_denormals() {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads), runs_(size_t(n_threads_)) {
   flush_denormals();  // the calling thread runs part of every job
   threads_.reserve(size_t(n_threads_ - 1));
   for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });

@@ -10,6 +10,28 @@
 
 namespace parley {
 
+// The chunks [front, back) not yet taken, taken one at a time from either end
+// by any thread; on its own cache line.
+class alignas(64) ChunkRun {
+ public:
+  void reset(int64_t front, int64_t back) { bits_.store(pack(front, back), std::memory_order_relaxed); }
+  int64_t take_front() { return take(true); }
+  int64_t take_back() { return take(false); }  // -1 when none is left
+
+ private:
+  static uint64_t pack(int64_t front, int64_t back) { return uint64_t(front) << 32 | uint64_t(back); }
+  int64_t take(bool front) {
+    uint64_t v = bits_.load(std::memory_order_relaxed);
+    for (;;) {
+      const int64_t f = int64_t(v >> 32), b = int64_t(v & 0xffffffffu);
+      if (f >= b) return -1;
+      if (bits_.compare_exchange_weak(v, front ? pack(f + 1, b) : pack(f, b - 1), std::memory_order_relaxed))
+        return front ? f : b - 1;
+    }
+  }
+  std::atomic<uint64_t> bits_{0};
+};
+
 class ThreadPool {
  public:
   explicit ThreadPool(int n_threads);  // total threads, the caller included
@@ -38,22 +60,28 @@ class ThreadPool {
     });
   }
 
-  // Like parallel_for, but in kChunksPerThread chunks per thread taken from a
-  // shared counter: a thread the OS preempts (other processes on the cores)
-  // holds up one small chunk, not a whole share. For kernels whose threads
-  // only read shared data.
+  // Like parallel_for, but in kChunksPerThread chunks per thread: each thread
+  // runs its own contiguous chunks front to back, then takes the chunks others
+  // have not reached from the back of their runs. A thread the OS preempts
+  // (other processes on the cores) holds up one small chunk, not a whole
+  // share, while each thread still reads one contiguous stream: chunks handed
+  // out in turn from one counter interleave the threads' reads, which cost a
+  // quarter of the memory bandwidth of a matrix-vector product on the Zen 3
+  // guest (docs/performance.md). For kernels whose threads only read shared data.
   template <class F>
   void parallel_for_dynamic(int64_t n, F&& fn, int64_t grain = 1) {
     constexpr int64_t kChunksPerThread = 4;
     const int64_t units = (n + grain - 1) / grain;
     const int64_t chunks = std::min(units, int64_t(n_threads_) * kChunksPerThread);
-    std::atomic<int64_t> next{0};
-    run([&](int, int) {
-      for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
-           c = next.fetch_add(1, std::memory_order_relaxed)) {
+    for (int t = 0; t < n_threads_; ++t) runs_[size_t(t)].reset(chunks * t / n_threads_, chunks * (t + 1) / n_threads_);
+    run([&](int t, int nt) {
+      const auto chunk = [&](int64_t c) {
         const int64_t b = units * c / chunks * grain, e = std::min(n, units * (c + 1) / chunks * grain);
         if (b < e) fn(b, e);
-      }
+      };
+      for (int64_t c; (c = runs_[size_t(t)].take_front()) >= 0;) chunk(c);
+      for (int i = 1; i < nt; ++i)
+        for (int64_t c; (c = runs_[size_t((t + i) % nt)].take_back()) >= 0;) chunk(c);
     });
   }
 
@@ -71,6 +99,7 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   Thunk thunk_ = nullptr;
   void* ctx_ = nullptr;
+  std::vector<ChunkRun> runs_;  // parallel_for_dynamic's, one per thread
 };
 
 // Physical cores available to this process (hyper-threads counted once).

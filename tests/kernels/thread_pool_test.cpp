@@ -83,6 +83,32 @@ TEST(ThreadPool, DynamicChunksGoToTheThreadsThatAreFree) {
   EXPECT_EQ(most, 7) << "the held thread should have run only its first chunk";
 }
 
+TEST(ChunkRun, TakesFromEitherEndUntilEmpty) {
+  ChunkRun run;
+  run.reset(2, 6);
+  EXPECT_EQ(run.take_front(), 2);
+  EXPECT_EQ(run.take_back(), 5);
+  EXPECT_EQ(run.take_front(), 3);
+  EXPECT_EQ(run.take_back(), 4);
+  EXPECT_EQ(run.take_front(), -1);
+  EXPECT_EQ(run.take_back(), -1);
+}
+
+// An owner taking from the front and thieves from the back never take a chunk twice.
+TEST(ChunkRun, ConcurrentTakersGetEveryChunkOnce) {
+  constexpr int kChunks = 100000;
+  ChunkRun run;
+  run.reset(0, kChunks);
+  std::vector<std::atomic<int>> taken(kChunks);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int64_t c; (c = t == 0 ? run.take_front() : run.take_back()) >= 0;) taken[size_t(c)].fetch_add(1);
+    });
+  for (auto& th : threads) th.join();
+  for (int c = 0; c < kChunks; ++c) ASSERT_EQ(taken[size_t(c)].load(), 1) << "chunk " << c;
+}
+
 TEST(ThreadPool, ClampsToOneThread) {
   ThreadPool pool(0);
   EXPECT_EQ(pool.size(), 1);
