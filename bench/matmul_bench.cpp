@@ -7,16 +7,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "random_matrix.h"
 #include "thread_time.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
-#include "kernels/packed_gemm.h"
-#include "kernels/quant.h"
-#include "util/aligned_bytes.h"
 
 int main(int argc, char** argv) {
   using namespace parley;
@@ -27,20 +24,10 @@ int main(int argc, char** argv) {
   const int64_t rows = std::atoll(argv[1]), cols = std::atoll(argv[2]), n = std::atoll(argv[3]);
   const DType type = argc > 4 && std::string(argv[4]) == "q4_0" ? DType::Q4_0 : DType::Q8_0;
   std::mt19937 rng(1);
-  std::normal_distribution<float> normal;
-  std::vector<float> src(size_t(rows * cols)), x(size_t(n * cols)), y(size_t(rows * n));
-  for (auto& v : src) v = normal(rng);
-  for (auto& v : x) v = normal(rng);
-  const uint64_t rb = row_bytes(type, uint64_t(cols));
-  std::vector<uint8_t> w(rb * uint64_t(rows));
-  for (int64_t r = 0; r < rows; ++r) quantize_row(type, src.data() + r * cols, w.data() + r * rb, cols);
-  MatrixView view{type, rows, cols, w.data()};
-  AlignedBytes packed;
-  if (packing_helps(view)) {
-    packed = AlignedBytes(packed_bytes(view));
-    pack_matrix(view, packed.data());
-    view.packed = packed.data();
-  }
+  const RandomMatrix m = random_matrix(type, rows, cols, rng);
+  const MatrixView& view = m.view;
+  std::vector<float> x(size_t(n * cols)), y(size_t(rows * n));
+  fill_normal(x, rng);
   ThreadPool pool(1);
   double best = 1e30;
   for (int rep = 0; rep < 200; ++rep) {
