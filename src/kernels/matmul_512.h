@@ -54,14 +54,11 @@ struct FloatDot512 {
     dot_rows<N, 1>(rows, t0, outs);
   }
 
-  // Two rows, so each activation load feeds two FMAs (and decode has two
-  // independent FMA chains).
+  // Rows per pass: one chain of FMAs per row and token, so decode (one
+  // token) takes 8 rows to keep the FMA units busy; a tile of tokens shares
+  // each activation load between 2 rows within the registers.
   template <int N>
-  void run_pair(const uint8_t* row0, const uint8_t* row1, int64_t t0, float* out0, float* out1) const {
-    const uint8_t* rows[2] = {row0, row1};
-    float* outs[2] = {out0, out1};
-    dot_rows<N, 2>(rows, t0, outs);
-  }
+  static constexpr int rows_per_pass = N == 1 ? 8 : 2;
 
   template <int N, int R>
   void dot_rows(const uint8_t* const* rows, int64_t t0, float* const* out) const {

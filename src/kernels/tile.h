@@ -3,10 +3,11 @@
 // loaded once per tile of up to T tokens (register blocking for prefill).
 // A Dot provides `template <int N> void run(const uint8_t* row, int64_t t0,
 // float* out) const` computing the row's dot with tokens t0 .. t0+N-1, and
-// may provide `run_pair<N>(row0, row1, t0, out0, out1)` doing two rows at once
-// (each activation load then serves both), used for every pair of rows. A
-// Dot's result for a (row, token) must not depend on N or on pairing: a
-// token's logits would otherwise change with the batch it is decoded in.
+// may provide `dot_rows<N, R>(rows, t0, outs)` doing R rows at once (each
+// activation load then serves all R, and decode gets R independent chains)
+// with `rows_per_pass<N>` its R for N tokens. A Dot's result for a (row,
+// token) must not depend on N or on R: a token's logits would otherwise
+// change with the batch it is decoded in.
 // Compiled into the per-ISA files, hence the internal linkage.
 #include <cstdint>
 
@@ -15,43 +16,58 @@
 namespace parley {
 namespace {
 
-template <class Dot, int N>
-concept HasRunPair = requires(const Dot& d, const uint8_t* p, float* o) {
-  d.template run_pair<N>(p, p, int64_t(0), o, o);
-};
+template <class Dot>
+concept HasRowGroups = requires { Dot::template rows_per_pass<1>; };
 
-// Rows r (and r + 1 when Pair) against tokens t0 .. t0+N-1.
-template <int N, bool Pair, class Dot>
+// Rows r .. r+R-1 against tokens t0 .. t0+N-1.
+template <int N, int R, class Dot>
 inline void run_tile(const Dot& dot, const WeightRows& w, int64_t r, int64_t t0, float* y) {
-  const uint8_t* row = w.data + r * w.row_bytes;
-  float out[2][N];
-  if constexpr (Pair) dot.template run_pair<N>(row, row + w.row_bytes, t0, out[0], out[1]);
-  else dot.template run<N>(row, t0, out[0]);
-  for (int k = 0; k < (Pair ? 2 : 1); ++k)
+  float out[R][N];
+  if constexpr (R > 1) {
+    const uint8_t* rows[R];
+    float* outs[R];
+    for (int k = 0; k < R; ++k) {
+      rows[k] = w.data + (r + k) * w.row_bytes;
+      outs[k] = out[k];
+    }
+    dot.template dot_rows<N, R>(rows, t0, outs);
+  } else {
+    dot.template run<N>(w.data + r * w.row_bytes, t0, out[0]);
+  }
+  for (int k = 0; k < R; ++k)
     for (int i = 0; i < N; ++i) y[(t0 + i) * w.rows + r + k] = out[k][i];
 }
 
-template <int N, bool Pair, class Dot>
+template <int N, int R, class Dot>
 inline void run_tail(const Dot& dot, const WeightRows& w, int64_t r, int64_t t0, int64_t count, float* y) {
   if constexpr (N > 0) {
-    if (count == N) run_tile<N, Pair>(dot, w, r, t0, y);
-    else run_tail<N - 1, Pair>(dot, w, r, t0, count, y);
+    if (count == N) run_tile<N, R>(dot, w, r, t0, y);
+    else run_tail<N - 1, R>(dot, w, r, t0, count, y);
   }
 }
 
-template <int T, bool Pair, class Dot>
+template <int T, int R, class Dot>
 inline void run_tokens(const Dot& dot, const WeightRows& w, int64_t r, int64_t n_tokens, float* y) {
   int64_t t = 0;
-  for (; t + T <= n_tokens; t += T) run_tile<T, Pair>(dot, w, r, t, y);
-  run_tail<T - 1, Pair>(dot, w, r, t, n_tokens - t, y);
+  for (; t + T <= n_tokens; t += T) run_tile<T, R>(dot, w, r, t, y);
+  run_tail<T - 1, R>(dot, w, r, t, n_tokens - t, y);
+}
+
+// Rows from r in groups of R while whole groups remain; returns the first row left.
+template <int T, int R, class Dot>
+inline int64_t run_groups(const Dot& dot, const WeightRows& w, int64_t n_tokens, int64_t r, int64_t r1, float* y) {
+  for (; r + R <= r1; r += R) run_tokens<T, R>(dot, w, r, n_tokens, y);
+  return r;
 }
 
 template <int T, class Dot>
 void run_rows(const Dot& dot, const WeightRows& w, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
   int64_t r = r0;
-  if constexpr (HasRunPair<Dot, T>)
-    for (; r + 2 <= r1; r += 2) run_tokens<T, true>(dot, w, r, n_tokens, y);
-  for (; r < r1; ++r) run_tokens<T, false>(dot, w, r, n_tokens, y);
+  if constexpr (HasRowGroups<Dot>) {
+    if (n_tokens == 1) r = run_groups<1, Dot::template rows_per_pass<1>>(dot, w, n_tokens, r, r1, y);
+    else r = run_groups<T, Dot::template rows_per_pass<T>>(dot, w, n_tokens, r, r1, y);
+  }
+  for (; r < r1; ++r) run_tokens<T, 1>(dot, w, r, n_tokens, y);
 }
 
 }  // namespace
