@@ -45,21 +45,14 @@ struct FloatDot512 {
   // Lanes of the 16 columns from c that lie inside the row.
   __mmask16 lanes(int64_t c) const { return x.cols - c >= 16 ? __mmask16(0xffff) : __mmask16((1u << (x.cols - c)) - 1); }
 
-  // Every row's sum runs in one order, 16 columns at a time, whatever the
-  // rows and tokens around it: a token's result must not depend on its batch.
-  template <int N>
-  void run(const uint8_t* row, int64_t t0, float* out) const {
-    const uint8_t* rows[1] = {row};
-    float* outs[1] = {out};
-    dot_rows<N, 1>(rows, t0, outs);
-  }
-
   // Rows per pass: one chain of FMAs per row and token, so decode (one
   // token) takes 8 rows to keep the FMA units busy; a tile of tokens shares
   // each activation load between 2 rows within the registers.
   template <int N>
   static constexpr int rows_per_pass = N == 1 ? 8 : 2;
 
+  // Every row's sum runs in one order, 16 columns at a time, whatever the
+  // rows and tokens around it: a token's result must not depend on its batch.
   template <int N, int R>
   void dot_rows(const uint8_t* const* rows, int64_t t0, float* const* out) const {
     const int64_t cols = x.cols;

@@ -48,13 +48,6 @@ struct FloatDot {
   const WeightRows& w;
   const Acts& x;
 
-  template <int N>
-  void run(const uint8_t* row, int64_t t0, float* out) const {
-    const uint8_t* rows[1] = {row};
-    float* outs[1] = {out};
-    dot_rows<N, 1>(rows, t0, outs);
-  }
-
   // Rows per pass: one chain of FMAs per row and token, so decode (one
   // token) takes 8 rows to keep the FMA units busy; a tile of tokens shares
   // each activation load between 2 rows within the registers.

@@ -36,7 +36,8 @@ inline __m256i broadcast4(const int8_t* p) {
 
 inline __m256i ones16() { return _mm256_set1_epi16(1); }
 
-// One block's integer sums of HALVES x NT (half h: rows 8h..8h+7 of the group).
+// One block's integer sums of HALVES x NT (half h: rows 8h..8h+7 of the group),
+// zeroed by the caller.
 template <int HALVES, int NT>
 using Sums = __m256i[HALVES][NT];
 
@@ -50,10 +51,6 @@ struct Q8Block {
   static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
                    Sums<HALVES, NT>& isum) {
     const int64_t nb = w.blocks;
-#pragma GCC unroll 8
-    for (int h = 0; h < HALVES; ++h)
-#pragma GCC unroll 8
-      for (int t = 0; t < NT; ++t) isum[h][t] = _mm256_setzero_si256();
     const int8_t* xq = x.q + (t0 * nb + b) * 32;
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
@@ -82,11 +79,7 @@ struct Q4Block {  // line j holds elements 4j.. in its low nibbles and 16+4j.. i
   static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
                    Sums<HALVES, NT>& isum) {
     const int64_t nb = w.blocks;
-    __m256i acc16[HALVES][NT];
-#pragma GCC unroll 8
-    for (int h = 0; h < HALVES; ++h)
-#pragma GCC unroll 8
-      for (int t = 0; t < NT; ++t) acc16[h][t] = _mm256_setzero_si256();
+    __m256i acc16[HALVES][NT] = {};
     const int8_t* xq = x.q + (t0 * nb + b) * 32;
     const __m256i low = _mm256_set1_epi8(0x0f);
 #pragma GCC unroll 4
@@ -127,13 +120,9 @@ inline void store_rows(float* y, __m256 v, int64_t rows) {
 template <class Block, int HALVES, int NT>
 void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, float* y) {
   const int64_t nb = w.blocks;
-  __m256 acc[HALVES][NT];
-#pragma GCC unroll 8
-  for (int h = 0; h < HALVES; ++h)
-#pragma GCC unroll 8
-    for (int t = 0; t < NT; ++t) acc[h][t] = _mm256_setzero_ps();
+  __m256 acc[HALVES][NT] = {};
   for (int64_t b = 0; b < nb; ++b) {
-    Sums<HALVES, NT> isum;
+    Sums<HALVES, NT> isum = {};
     Block::template sums<HALVES, NT>(w, x, g, b, t0, isum);
 #pragma GCC unroll 8
     for (int h = 0; h < HALVES; ++h) {

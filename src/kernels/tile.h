@@ -1,11 +1,11 @@
 #pragma once
 // Row-by-row, token-tile driver shared by every matmul path: a weight row is
 // loaded once per tile of up to T tokens (register blocking for prefill).
-// A Dot provides `template <int N> void run(const uint8_t* row, int64_t t0,
-// float* out) const` computing the row's dot with tokens t0 .. t0+N-1, and
-// may provide `dot_rows<N, R>(rows, t0, outs)` doing R rows at once (each
-// activation load then serves all R, and decode gets R independent chains)
-// with `rows_per_pass<N>` its R for N tokens. A Dot's result for a (row,
+// A Dot provides either `template <int N> void run(const uint8_t* row, int64_t
+// t0, float* out) const` computing the row's dot with tokens t0 .. t0+N-1, or
+// `dot_rows<N, R>(rows, t0, outs)` doing R rows at once (each activation load
+// then serves all R, and decode gets R independent chains) with
+// `rows_per_pass<N>` its R for N tokens (rows left over run with R = 1). A Dot's result for a (row,
 // token) must not depend on N or on R: a token's logits would otherwise
 // change with the batch it is decoded in.
 // Compiled into the per-ISA files, hence the internal linkage.
@@ -23,7 +23,7 @@ concept HasRowGroups = requires { Dot::template rows_per_pass<1>; };
 template <int N, int R, class Dot>
 inline void run_tile(const Dot& dot, const WeightRows& w, int64_t r, int64_t t0, float* y) {
   float out[R][N];
-  if constexpr (R > 1) {
+  if constexpr (HasRowGroups<Dot>) {
     const uint8_t* rows[R];
     float* outs[R];
     for (int k = 0; k < R; ++k) {
@@ -32,6 +32,7 @@ inline void run_tile(const Dot& dot, const WeightRows& w, int64_t r, int64_t t0,
     }
     dot.template dot_rows<N, R>(rows, t0, outs);
   } else {
+    static_assert(R == 1, "a Dot without dot_rows runs one row at a time");
     dot.template run<N>(w.data + r * w.row_bytes, t0, out[0]);
   }
   for (int k = 0; k < R; ++k)
