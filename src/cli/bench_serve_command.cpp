@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/kv_options.h"
+#include "cli/engine_options.h"
 #include "engine/engine_limits.h"
 #include "engine/llm_engine.h"
 #include "kernels/cpu.h"
@@ -142,7 +142,8 @@ void print_text(const BenchServeArgs& a, const nlohmann::json& j) {
               j["output_tok_s"].get<double>(), j["requests_per_s"].get<double>(), j["prompt_tok_s"].get<double>());
   std::printf("TTFT ms: P50 %.1f, P99 %.1f", p("ttft_ms", "p50"), p("ttft_ms", "p99"));
   if (j.contains("ttft_after_first_wave_ms"))
-    std::printf("; after the first %d: P50 %.1f", a.concurrency, p("ttft_after_first_wave_ms", "p50"));
+    std::printf("; after the first %d: P50 %.1f, P99 %.1f", a.concurrency, p("ttft_after_first_wave_ms", "p50"),
+                p("ttft_after_first_wave_ms", "p99"));
   std::printf("\n");
   std::printf("inter-token ms: P50 %.1f, P99 %.1f\n", p("itl_ms", "p50"), p("itl_ms", "p99"));
   std::printf("request latency ms: P50 %.1f, P99 %.1f\n", p("latency_ms", "p50"), p("latency_ms", "p99"));
@@ -161,10 +162,12 @@ void run_bench_serve(const BenchServeArgs& a) {
   LlmEngine engine(*model, config);
   const KvLayout layout = kv_layout(model->config(), engine.config());
   FILE* setup = a.json ? stderr : stdout;  // with --json, stdout holds the JSON only
-  std::fprintf(setup, "%s: %d threads (%s), KV %s, %s scheduling, max %d running, %d tokens per step, KV policy %s\n",
+  char target[48] = "";
+  if (config.max_step_ms > 0) std::snprintf(target, sizeof target, " (step target %.0f ms)", config.max_step_ms);
+  std::fprintf(setup, "%s: %d threads (%s), KV %s, %s scheduling, max %d running, %d tokens per step%s, KV policy %s\n",
               model->name().c_str(), engine.config().threads, std::string(isa_name(active_isa())).c_str(),
               std::string(dtype_name(config.kv_type)).c_str(), a.policy.c_str(), config.max_running,
-              config.max_batch_tokens, a.kv_policy.c_str());
+              config.max_batch_tokens, target, a.kv_policy.c_str());
   char arrivals[64];
   if (a.rate > 0) std::snprintf(arrivals, sizeof arrivals, "Poisson arrivals %.2f/s", a.rate);
   else std::snprintf(arrivals, sizeof arrivals, "concurrency %d", a.concurrency);
@@ -239,8 +242,7 @@ void add_bench_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--rate", a->rate, "Poisson arrivals per second instead of the closed loop");
   cmd->add_option("--seed", a->seed, "workload seed")->capture_default_str();
-  cmd->add_option("--max-running", a->engine.max_running, "sequences decoded together")->capture_default_str();
-  cmd->add_option("--max-batch-tokens", a->engine.max_batch_tokens, "tokens per engine step (smaller: steadier token stream, slower first tokens under bursts)")->capture_default_str();
+  add_step_options(*cmd, a->engine);
   cmd->add_option("--kv-memory", a->kv_memory, "KV pool: bytes, 512M, 2G or 25% (default: 25% of RAM, capped)");
   cmd->add_option("--kv-type", a->kv_type, "KV element type: f32, f16, q8_0")->capture_default_str();
   cmd->add_option("--block-size", a->engine.block_size, "tokens per KV block")->capture_default_str();

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "cli/kv_options.h"
+#include "cli/engine_options.h"
 #include "engine/engine_limits.h"
 #include "engine/llm_engine.h"
 #include "model/model.h"
@@ -155,8 +155,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--shutdown-grace", a.grace_s, "seconds requests in flight get to finish at shutdown")->capture_default_str();
   cmd.add_option("--model-id", a.model_id, "the model name clients use (default: the model file's name)");
   cmd.add_option("--max-n", a.max_n, "most choices (n) per request")->capture_default_str()->check(CLI::Range(1, 128));
-  cmd.add_option("--max-running", a.engine.max_running, "sequences decoded together at most")->capture_default_str();
-  cmd.add_option("--max-batch-tokens", a.engine.max_batch_tokens, "tokens per engine step (smaller: steadier token stream, slower first tokens under bursts)")->capture_default_str();
+  add_step_options(cmd, a.engine);
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
   cmd.add_flag("--kv-prefault", a.engine.kv_prefault, kKvPrefaultHelp);

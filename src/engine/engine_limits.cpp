@@ -54,6 +54,7 @@ EngineConfig resolve_config(const ModelConfig& model, EngineConfig c) {
   require(c.threads >= 0, "threads must be >= 0 (0 = physical cores)");
   require(c.max_running >= 1, "max_running must be >= 1");
   require(c.max_batch_tokens >= 1, "max_batch_tokens must be >= 1");
+  require(c.max_step_ms >= 0, "max_step_ms must be >= 0 (0 = no step-time target)");
   require(c.block_size >= 1 && c.block_size <= 4096, "block_size must be in [1, 4096]");
   require(c.max_context >= 0, "max_context must be >= 0 (0 = the model's context length)");
   KvCache::check_type(model, c.kv_type);

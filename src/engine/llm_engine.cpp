@@ -214,6 +214,7 @@ bool LlmEngine::Impl::step() {
     stats.prompt_tokens += uint64_t(std::max(0, std::min(seq->computed, seq->prompt_len) - (seq->computed - n)));
     if (seq->pending() == 0) sample(*seq, logits + vocab * row++);
   }
+  scheduler.step_timed(std::chrono::duration<double>(Clock::now() - now).count());
   return true;
 }
 

@@ -29,6 +29,13 @@ struct EngineConfig {
   // on 2 cores: inter-token P99 about 250 ms at 512, 70-100 at 128, under
   // 60 at 64; docs/performance.md). Small steps cost no prefill speed there.
   int32_t max_batch_tokens = 512;
+  // Step-time target in ms (0 = off): each step carries every decode, then
+  // only as many prefill tokens as a fit of recent steps' times predicts to
+  // fit in this time (at least one KV block's worth, so prompts still
+  // advance), within max_batch_tokens. Inter-token latency then stays near
+  // the target on any machine and load, and prefill takes whatever the
+  // decodes leave (docs/performance.md, "Step-time target").
+  double max_step_ms = 0;
   uint64_t kv_memory_bytes = 0;    // KV pool size; 0 = a default fraction of RAM
   DType kv_type = DType::F16;      // F32, F16 or Q8_0
   // Write the whole KV pool at start (on huge pages where the kernel gives

@@ -64,6 +64,8 @@ const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
   budget_ = config_.max_batch_tokens;
   preempted_ = false;
   schedule_running(true);
+  decodes_ = config_.max_batch_tokens - budget_;
+  budget_ = std::min(budget_, prefill_allowance(decodes_));
   schedule_running(false);
   // After a preemption memory is short: admitting more would only thrash.
   if (!preempted_) admit_waiting(now);
@@ -75,6 +77,20 @@ void Scheduler::step_done() {
     s.seq->computed += s.n;
     if (s.seq->full_kv()) blocks_.commit(s.seq->table, s.seq->tokens.data(), s.seq->computed);
   }
+}
+
+void Scheduler::step_timed(double seconds) {
+  int32_t tokens = 0;
+  for (const ScheduledSeq& s : batch_) tokens += s.n;
+  cost_.observe(decodes_, tokens - decodes_, seconds);
+}
+
+// Under the step-time target: what the fit leaves after the decodes, but at
+// least one block, so that prompts advance even when decodes fill the target.
+int32_t Scheduler::prefill_allowance(int32_t decodes) const {
+  if (config_.max_step_ms <= 0) return config_.max_batch_tokens;
+  const int32_t fits = cost_.prefill_within(config_.max_step_ms / 1000.0, decodes, config_.max_batch_tokens);
+  return std::max(fits, blocks_.block_size());
 }
 
 int32_t Scheduler::chunk(const Sequence* seq) const {

@@ -3,7 +3,9 @@
 // which sequences run and how many of their tokens, within a token budget
 // (max_batch_tokens) and max_running sequences. Decodes go first, then
 // prefill chunks (chunked prefill: a long prompt never stalls the decodes),
-// then waiting requests are admitted in policy order. When KV blocks run out,
+// then waiting requests are admitted in policy order. Under a step-time
+// target (max_step_ms) the prefill tokens are further limited to what the
+// fit of past steps' times (StepCost) predicts fits in it. When KV blocks run out,
 // the lowest-priority, latest-arrived running sequence is preempted: its
 // blocks are freed and it is recomputed later (its tokens so far become its
 // prompt; the prefix cache often still holds them).
@@ -13,6 +15,7 @@
 #include "engine/block_manager.h"
 #include "engine/llm_engine.h"
 #include "engine/sequence.h"
+#include "engine/step_cost.h"
 
 namespace parley {
 
@@ -39,15 +42,19 @@ class Scheduler {
   const std::vector<ScheduledSeq>& schedule(Clock::time_point now);
   // Records that the scheduled tokens were evaluated (commits full blocks to the prefix cache).
   void step_done();
+  // The wall time of the step just done, for the step-time target's fit.
+  void step_timed(double seconds);
 
   const std::vector<Sequence*>& waiting() const { return waiting_; }
   const std::vector<Sequence*>& running() const { return running_; }
   uint64_t preemptions() const { return preemptions_; }
   uint64_t prefix_hit_tokens() const { return hit_tokens_; }
   uint64_t prefix_query_tokens() const { return query_tokens_; }
+  const StepCost& step_cost() const { return cost_; }
 
  private:
   void schedule_running(bool decodes);
+  int32_t prefill_allowance(int32_t decodes) const;
   bool make_room(Sequence* seq, int32_t n);
   bool reserve(Sequence* seq, int32_t n);
   void preempt(Sequence* seq);
@@ -63,6 +70,8 @@ class Scheduler {
   std::vector<Sequence*> waiting_, running_;  // running_: highest priority first
   std::vector<ScheduledSeq> batch_;
   int32_t budget_ = 0;
+  int32_t decodes_ = 0;  // this step's decodes (scheduled before any prefill)
+  StepCost cost_;
   bool preempted_ = false;
   uint64_t preemptions_ = 0, hit_tokens_ = 0, query_tokens_ = 0;
 };

@@ -104,7 +104,7 @@ test('SIGTERM: what outlives the grace period is cancelled with a clean end', as
 test('configuration: flags > PARLEY_* environment > --config file > defaults; --help lists all', async () => {
   const help = execFileSync(binary, ['serve', '--help']).toString();
   for (const flag of ['--host', '--port', '--io-threads', '--max-body-bytes', '--idle-timeout', '--shutdown-grace',
-    '--config', '--model', '--threads', '--max-running', '--max-batch-tokens', '--kv-memory', '--kv-type',
+    '--config', '--model', '--threads', '--max-running', '--max-batch-tokens', '--max-step-ms', '--kv-memory', '--kv-type',
     '--model-id', '--max-n']) assert.ok(help.includes(flag), flag);
   assert.ok(help.includes('PARLEY_PORT'));
   const dir = mkdtempSync(join(tmpdir(), 'parley-cfg-'));

@@ -203,6 +203,32 @@ TEST(EngineBatching, TinyKvPoolCompletesEverythingByPreemption) {
   EXPECT_EQ(s.requests_finished, requests.size());
 }
 
+// Under a step-time target the engine prefills only what its fit of past
+// steps says fits: a target below any step's time leaves one block (16
+// tokens) a step, so a 100-token prompt takes 7 steps; a generous target,
+// or none, takes it in one. The tokens do not change.
+TEST(EngineBatching, StepTimeTargetLimitsPrefillChunks) {
+  auto model = Model::load(testing::kBundled);
+  const Request warm = testing::greedy(testing::prompt(4), 2);  // a step to fit before the long prompt
+  const Request longer = testing::greedy(testing::prompt(100, 5), 8);
+  EngineConfig plain = small_config(false);
+  plain.max_batch_tokens = 512;
+  const auto alone = testing::run_alone(*model, plain, {longer});
+  for (const double target_ms : {0.0, 1e-6, 1e6}) {
+    SCOPED_TRACE("max_step_ms " + std::to_string(target_ms));
+    EngineConfig c = plain;
+    c.max_step_ms = target_ms;
+    LlmEngine engine(*model, c);
+    testing::run_together(engine, {warm});
+    const uint64_t before = engine.stats().steps;
+    const auto got = testing::run_together(engine, {longer});
+    ASSERT_EQ(got[0].tokens.size(), 8u);
+    const uint64_t prefill_steps = engine.stats().steps - before - uint64_t(got[0].tokens.size() - 1);
+    EXPECT_EQ(prefill_steps, target_ms == 1e-6 ? 7u : 1u);
+    EXPECT_EQ(got[0].tokens, alone[0].tokens);
+  }
+}
+
 // Grouped-query attention (2 query heads per KV head) over a Q8_0 cache, on
 // a random model with 32-dimension heads.
 TEST(EngineBatching, GqaModelWithQ8_0Cache) {

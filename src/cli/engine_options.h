@@ -1,13 +1,17 @@
 #pragma once
-// The KV flags shared by `serve` and `bench-serve`: the retention policy
+// The engine flags shared by `serve` and `bench-serve`: the step's size
+// (--max-running, --max-batch-tokens, --max-step-ms), the KV retention policy
 // (the server's default: --kv-policy, --kv-window, --kv-sink, --kv-heavy)
 // and --kv-prefault's help.
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "engine/kv_retention.h"
+#include "engine/llm_engine.h"
 
 namespace parley {
+
+void add_step_options(CLI::App& cmd, EngineConfig& c);
 
 void add_kv_retention_options(CLI::App& cmd, std::string& policy, KvRetention& r);
 // The policy named by --kv-policy; throws parley::Error for another name.

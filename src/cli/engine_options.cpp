@@ -1,8 +1,20 @@
-#include "cli/kv_options.h"
+#include "cli/engine_options.h"
 
 #include "util/error.h"
 
 namespace parley {
+
+void add_step_options(CLI::App& cmd, EngineConfig& c) {
+  cmd.add_option("--max-running", c.max_running, "sequences decoded together at most")->capture_default_str();
+  cmd.add_option("--max-batch-tokens", c.max_batch_tokens,
+                 "tokens per engine step (smaller: steadier token stream, slower first tokens under bursts)")
+      ->capture_default_str();
+  cmd.add_option("--max-step-ms", c.max_step_ms,
+                 "step-time target: every decode, then only the prefill tokens predicted to fit (0 = off; "
+                 "set it below the inter-token latency you want)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
 
 void add_kv_retention_options(CLI::App& cmd, std::string& policy, KvRetention& r) {
   cmd.add_option("--kv-policy", policy, "KV retention: full, window, sink or heavy-hitter (requests may set their own)")
