@@ -34,7 +34,7 @@ struct EngineConfig {
   // fit in this time (at least one KV block's worth, so prompts still
   // advance), within max_batch_tokens. Inter-token latency then stays near
   // the target on any machine and load, and prefill takes whatever the
-  // decodes leave (docs/performance.md, "Step-time target").
+  // decodes leave (docs/performance.md, "a step-time target").
   double max_step_ms = 0;
   uint64_t kv_memory_bytes = 0;    // KV pool size; 0 = a default fraction of RAM
   DType kv_type = DType::F16;      // F32, F16 or Q8_0
