@@ -119,6 +119,7 @@ nlohmann::json summarize_run(const BenchServeArgs& a, const std::vector<Trace>& 
       {"itl_ms", loadtest::to_json(summarize(itl))},
       {"latency_ms", loadtest::to_json(summarize(latency))},
       {"steps", s.steps},
+      {"step_time_s", double(s.step_us) / 1e6},
       {"preemptions", s.preemptions},
       {"prefix_cache_hit_tokens", s.prefix_cache_hit_tokens},
       {"prefix_cache_query_tokens", s.prefix_cache_query_tokens},
@@ -147,8 +148,8 @@ void print_text(const BenchServeArgs& a, const nlohmann::json& j) {
   std::printf("\n");
   std::printf("inter-token ms: P50 %.1f, P99 %.1f\n", p("itl_ms", "p50"), p("itl_ms", "p99"));
   std::printf("request latency ms: P50 %.1f, P99 %.1f\n", p("latency_ms", "p50"), p("latency_ms", "p99"));
-  std::printf("engine: %llu steps, %llu preemptions, prefix cache %llu of %llu prompt tokens\n",
-              j["steps"].get<unsigned long long>(), j["preemptions"].get<unsigned long long>(),
+  std::printf("engine: %llu steps (%.2f s in steps), %llu preemptions, prefix cache %llu of %llu prompt tokens\n",
+              j["steps"].get<unsigned long long>(), j["step_time_s"].get<double>(), j["preemptions"].get<unsigned long long>(),
               j["prefix_cache_hit_tokens"].get<unsigned long long>(),
               j["prefix_cache_query_tokens"].get<unsigned long long>());
   std::printf("memory: KV pool %.1f MB (peak %llu blocks used = %.1f MB), weights %.1f MB, peak RSS %.1f MB\n",

@@ -214,7 +214,10 @@ bool LlmEngine::Impl::step() {
     stats.prompt_tokens += uint64_t(std::max(0, std::min(seq->computed, seq->prompt_len) - (seq->computed - n)));
     if (seq->pending() == 0) sample(*seq, logits + vocab * row++);
   }
-  scheduler.step_timed(std::chrono::duration<double>(Clock::now() - now).count());
+  const auto took = Clock::now() - now;
+  scheduler.step_timed(std::chrono::duration<double>(took).count());
+  stats.step_us += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
+  stats.prefill_budget = scheduler.prefill_budget();
   return true;
 }
 

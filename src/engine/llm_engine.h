@@ -56,6 +56,8 @@ struct EngineStats {
   uint64_t prefix_cache_hit_tokens = 0, prefix_cache_query_tokens = 0;
   uint64_t requests_finished = 0, requests_cancelled = 0, requests_failed = 0, preemptions = 0;
   uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;
+  uint64_t step_us = 0;        // wall time spent in steps (scheduling, forward pass, sampling)
+  int32_t prefill_budget = 0;  // prefill tokens the last step allowed (max_step_ms's fit, else max_batch_tokens)
 };
 
 class LlmEngine {

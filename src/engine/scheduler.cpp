@@ -65,7 +65,8 @@ const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
   preempted_ = false;
   schedule_running(true);
   decodes_ = config_.max_batch_tokens - budget_;
-  budget_ = std::min(budget_, prefill_allowance(decodes_));
+  prefill_budget_ = std::min(budget_, prefill_allowance(decodes_));
+  budget_ = prefill_budget_;
   schedule_running(false);
   // After a preemption memory is short: admitting more would only thrash.
   if (!preempted_) admit_waiting(now);

@@ -50,7 +50,7 @@ class Scheduler {
   uint64_t preemptions() const { return preemptions_; }
   uint64_t prefix_hit_tokens() const { return hit_tokens_; }
   uint64_t prefix_query_tokens() const { return query_tokens_; }
-  const StepCost& step_cost() const { return cost_; }
+  int32_t prefill_budget() const { return prefill_budget_; }  // the last schedule()'s
 
  private:
   void schedule_running(bool decodes);
@@ -71,6 +71,7 @@ class Scheduler {
   std::vector<ScheduledSeq> batch_;
   int32_t budget_ = 0;
   int32_t decodes_ = 0;  // this step's decodes (scheduled before any prefill)
+  int32_t prefill_budget_ = 0;
   StepCost cost_;
   bool preempted_ = false;
   uint64_t preemptions_ = 0, hit_tokens_ = 0, query_tokens_ = 0;

@@ -33,6 +33,8 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"prompt_tokens", "counter", "Prompt tokens processed", int64_t(s.prompt_tokens)},
       {"generated_tokens", "counter", "Tokens generated", int64_t(s.generated_tokens)},
       {"steps", "counter", "Engine steps", int64_t(s.steps)},
+      {"step_time_us", "counter", "Microseconds the engine spent in steps (scheduling, forward pass, sampling)", int64_t(s.step_us)},
+      {"prefill_budget", "gauge", "Prefill tokens the last engine step allowed (--max-step-ms's fit, else --max-batch-tokens)", int64_t(s.prefill_budget)},
       {"connections", "gauge", "Open client connections", int64_t(st.connections.load())},
       {"busy", "gauge", "Requests being answered", int64_t(st.busy.load())},
       {"generations", "gauge", "API requests with engine work in flight", int64_t(ctx.generations.size())},

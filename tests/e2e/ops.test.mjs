@@ -217,8 +217,9 @@ test('timeout: a request past its deadline ends cleanly with finish_reason "dead
   }
 });
 
-test('metrics: histograms, responses by route and status, and /v1/stats percentiles move', async () => {
-  const server = await startServer([]);
+test('metrics: histograms, responses by route and status, engine step time, and /v1/stats percentiles move', async () => {
+  // A step-time target below any step's time: every step allows one KV block (16 tokens) of prefill.
+  const server = await startServer(['--max-step-ms', '0.001']);
   try {
     const u = server.url;
     const metric = (text, name) => Number((text.match(new RegExp(`^${name} (\\S+)$`, 'm')) || [])[1] ?? NaN);
@@ -240,6 +241,8 @@ test('metrics: histograms, responses by route and status, and /v1/stats percenti
     assert.match(after, /parley_responses_total\{route="unmatched",status="404"\} 1\n/);
     assert.ok(metric(after, 'parley_rss_bytes') > 1e6 || (await waitForStats(u, (s) => s.rss_bytes > 1e6)).rss_bytes > 1e6);
     assert.ok(metric(after, 'parley_model_bytes') > 0);
+    assert.ok(metric(after, 'parley_step_time_us_total') > 0);
+    assert.equal(metric(after, 'parley_prefill_budget'), 16);
     const s = await waitForStats(u, (x) => x.ttft_p99_s > 0, 3000);
     assert.ok(s.ttft_p99_s >= s.ttft_p50_s && s.ttft_p50_s > 0, JSON.stringify(s));
     assert.ok(s.e2e_p99_s > 0);
