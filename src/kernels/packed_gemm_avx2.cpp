@@ -144,37 +144,23 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
   }
 }
 
-template <class Block, int HALVES, int NT>
-void token_tail(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, int64_t count, float* y) {
-  if constexpr (NT > 0) {
-    if (count == NT) tile<Block, HALVES, NT>(w, x, g, t0, y);
-    else token_tail<Block, HALVES, NT - 1>(w, x, g, t0, count, y);
-  }
-}
-
 // One group (both halves) for every token, a tile of tokens at a time.
 template <class Block>
 void group(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
-  int64_t t = 0;
-  for (; t + kMaxTokens <= n_tokens; t += kMaxTokens) tile<Block, kMaxHalves, kMaxTokens>(w, x, g, t, y);
-  token_tail<Block, kMaxHalves, kMaxTokens - 1>(w, x, g, t, n_tokens - t, y);
+  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) { tile<Block, kMaxHalves, NT>(w, x, g, t0, y); });
 }
 
 }  // namespace
 
-// Long prefills go through in blocks of tokens, so the activations a group
-// reads stay in L2 while the group's weights stay in L1.
 void packed_kernel_avx2(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
                         float* y) {
   constexpr int64_t kTokenBlock = 64;
-  for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
-    const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.sum + t0 * w.blocks, x.s + t0 * w.blocks};
-    const int64_t n = std::min(kTokenBlock, n_tokens - t0);
+  for_token_blocks(w, x, n_tokens, kTokenBlock, y, [&](const PackedActs& xb, int64_t n, float* yb) {
     for (int64_t g = g0; g < g1; ++g) {
-      if (w.format == PackedFormat::kQ8) group<Q8Block>(w, xb, n, g, y + t0 * w.rows);
-      else group<Q4Block>(w, xb, n, g, y + t0 * w.rows);
+      if (w.format == PackedFormat::kQ8) group<Q8Block>(w, xb, n, g, yb);
+      else group<Q4Block>(w, xb, n, g, yb);
     }
-  }
+  });
 }
 
 }  // namespace parley

@@ -1,5 +1,6 @@
 #pragma once
 // The per-ISA kernels behind packed_matmul() (see packed_gemm.h for the layout).
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/thread_pool.h"
@@ -44,7 +45,35 @@ struct PackedActs {
   const float* d;
   const int32_t* sum;
   const float* s;
+
+  // The same from token t0 on (`blocks` 32-element blocks per token).
+  PackedActs from(int64_t t0, int64_t blocks) const {
+    return {q + t0 * blocks * 32, d + t0 * blocks, sum + t0 * blocks, s + t0 * blocks};
+  }
 };
+
+// The token loops of the per-ISA kernels; each kernel file instantiates them
+// with its own tile functions (lambdas local to it), under its own ISA flags.
+//
+// tile.template operator()<NT>(t0) for n tokens: tiles of MaxNT, then one tile
+// of the rest (NT known at compile time, so a tile's accumulators are registers).
+template <int MaxNT, class Tile>
+void for_token_tiles(int64_t n, const Tile& tile, int64_t t0 = 0) {
+  static_assert(MaxNT >= 1);
+  for (; n >= MaxNT; n -= MaxNT, t0 += MaxNT) tile.template operator()<MaxNT>(t0);
+  if constexpr (MaxNT > 1)
+    if (n > 0) for_token_tiles<MaxNT - 1>(n, tile, t0);
+}
+
+// kernel(acts, count, y) for blocks of up to `block` tokens: a long prefill
+// goes through in blocks so that the activations a group reads stay in L2
+// while its weights stay in L1.
+template <class Kernel>
+void for_token_blocks(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t block, float* y,
+                      const Kernel& kernel) {
+  for (int64_t t0 = 0; t0 < n_tokens; t0 += block)
+    kernel(x.from(t0, w.blocks), std::min(block, n_tokens - t0), y + t0 * w.rows);
+}
 
 // y[t * rows + r] for the rows of groups [g0, g1) and every token.
 using PackedKernel = void (*)(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,

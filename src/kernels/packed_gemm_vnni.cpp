@@ -90,19 +90,9 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
   }
 }
 
-template <class Weights, int RG, int NT>
-void token_tail(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, int64_t count, float* y) {
-  if constexpr (NT > 0) {
-    if (count == NT) tile<Weights, RG, NT>(w, x, g, t0, y);
-    else token_tail<Weights, RG, NT - 1>(w, x, g, t0, count, y);
-  }
-}
-
 template <class Weights, int RG>
 void groups(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
-  int64_t t = 0;
-  for (; t + kMaxTokens <= n_tokens; t += kMaxTokens) tile<Weights, RG, kMaxTokens>(w, x, g, t, y);
-  token_tail<Weights, RG, kMaxTokens - 1>(w, x, g, t, n_tokens - t, y);
+  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) { tile<Weights, RG, NT>(w, x, g, t0, y); });
 }
 
 template <class Weights>
@@ -119,17 +109,13 @@ void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, 
 
 }  // namespace
 
-// Long prefills go through in blocks of tokens, so the activations a group
-// pair reads stay in L2 while the pair's weights stay in L1.
 void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
                         float* y) {
   constexpr int64_t kTokenBlock = 96;
-  for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
-    const PackedActs xb{x.q + t0 * w.blocks * 32, x.d + t0 * w.blocks, x.sum + t0 * w.blocks, x.s + t0 * w.blocks};
-    const int64_t n = std::min(kTokenBlock, n_tokens - t0);
-    if (w.format == PackedFormat::kQ8) groups_range<Q8Weights>(w, xb, n, g0, g1, y + t0 * w.rows);
-    else groups_range<Q4Weights>(w, xb, n, g0, g1, y + t0 * w.rows);
-  }
+  for_token_blocks(w, x, n_tokens, kTokenBlock, y, [&](const PackedActs& xb, int64_t n, float* yb) {
+    if (w.format == PackedFormat::kQ8) groups_range<Q8Weights>(w, xb, n, g0, g1, yb);
+    else groups_range<Q4Weights>(w, xb, n, g0, g1, yb);
+  });
 }
 
 }  // namespace parley
