@@ -63,8 +63,9 @@ const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
   batch_.clear();
   budget_ = config_.max_batch_tokens;
   preempted_ = false;
+  decodes_ = 0;
   schedule_running(true);
-  decodes_ = config_.max_batch_tokens - budget_;
+  decodes_ = int32_t(batch_.size());  // one token each
   prefill_budget_ = std::min(budget_, prefill_allowance(decodes_));
   budget_ = prefill_budget_;
   schedule_running(false);
@@ -133,6 +134,7 @@ void Scheduler::preempt(Sequence* seq) {
   const auto in_batch = std::find_if(batch_.begin(), batch_.end(), [&](const ScheduledSeq& s) { return s.seq == seq; });
   if (in_batch != batch_.end()) {
     budget_ += in_batch->n;
+    if (in_batch - batch_.begin() < decodes_) --decodes_;  // a decode, preempted by a later chunk
     batch_.erase(in_batch);
   }
   blocks_.release(seq->table);

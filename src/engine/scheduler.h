@@ -70,7 +70,7 @@ class Scheduler {
   std::vector<Sequence*> waiting_, running_;  // running_: highest priority first
   std::vector<ScheduledSeq> batch_;
   int32_t budget_ = 0;
-  int32_t decodes_ = 0;  // this step's decodes (scheduled before any prefill)
+  int32_t decodes_ = 0;  // this step's decodes: batch_'s first entries
   int32_t prefill_budget_ = 0;
   StepCost cost_;
   bool preempted_ = false;

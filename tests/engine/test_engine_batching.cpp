@@ -194,13 +194,18 @@ TEST(EngineBatching, TinyKvPoolCompletesEverythingByPreemption) {
   const uint64_t block = uint64_t(model->config().n_layers) * 2 * 16 * uint64_t(model->config().kv_dim()) * 4;
   c.kv_memory_bytes = 12 * block;
   const auto alone = testing::run_alone(*model, small_config(false), requests);
-  LlmEngine engine(*model, c);
-  expect_same(testing::run_together(engine, requests), alone);
-  const EngineStats s = engine.stats();
-  EXPECT_EQ(s.kv_blocks_total, 12u);
-  EXPECT_GT(s.preemptions, 0u);
-  EXPECT_EQ(s.kv_blocks_used, 0u);
-  EXPECT_EQ(s.requests_finished, requests.size());
+  // Also under a step-time target below any step's (one block of prefill a step).
+  for (const double target_ms : {0.0, 1e-6}) {
+    SCOPED_TRACE("max_step_ms " + std::to_string(target_ms));
+    c.max_step_ms = target_ms;
+    LlmEngine engine(*model, c);
+    expect_same(testing::run_together(engine, requests), alone);
+    const EngineStats s = engine.stats();
+    EXPECT_EQ(s.kv_blocks_total, 12u);
+    EXPECT_GT(s.preemptions, 0u);
+    EXPECT_EQ(s.kv_blocks_used, 0u);
+    EXPECT_EQ(s.requests_finished, requests.size());
+  }
 }
 
 // Under a step-time target the engine prefills only what its fit of past
