@@ -103,7 +103,21 @@ md.push('## Multi-turn conversations', '', stamp(bench.model.type.toUpperCase())
       r.errors.total])), '',
   code([serve('turns'), ...turns.map(([s]) => cmd(`turns_${s}`))]), '');
 
-// 5. KV policies.
+// 5. Step policies.
+const steps = [['`--max-batch-tokens 512` (default)', 'step_budget512'], ['`--max-batch-tokens 128`', 'step_budget128'],
+  ['`--max-step-ms 50`', 'step_target50']].filter(([, n]) => has(n)).map(([label, n]) => [label, n, json(n)]);
+const wave = (r) => r.ttft_after_first_wave_ms;
+if (steps.length) md.push('## Step policies: first tokens against a steady stream', '', stamp(bench.model.type.toUpperCase()), '',
+  'In-process engine (`parley bench-serve`), 16 clients, each request replaced as it finishes. Every step carries all',
+  'decodes; a token budget or a step-time target limits the prefill beside them, trading the time to the first token',
+  'for the gap between tokens at about the same throughput. "After the first 16": the requests that arrived while',
+  'the engine was busy (the first 16 arrive at once).', '',
+  table(['setting', 'output tok/s', 'TTFT P50 / P99 ms', 'after the first 16: P50 / P99 ms', 'ITL P50 / P99 ms', 'steps'],
+    steps.map(([label, , r]) => [label, f(r.output_tok_s), `${f(r.ttft_ms.p50, 0)} / ${f(r.ttft_ms.p99, 0)}`,
+      wave(r) ? `${f(wave(r).p50, 0)} / ${f(wave(r).p99, 0)}` : '–', `${f(r.itl_ms.p50)} / ${f(r.itl_ms.p99)}`, r.steps])), '',
+  code(steps.map(([, n]) => cmd(n))), '');
+
+// 6. KV policies.
 const kv = ['full', 'window', 'sink', 'heavy-hitter'].map((p) => [p, json(`kv_${p}`)]);
 md.push('## KV retention policies: memory', '', stamp(bench.model.type.toUpperCase()), '',
   'In-process engine (`parley bench-serve`): long generations under each retention policy; peak KV memory in use',
