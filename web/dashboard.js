@@ -82,6 +82,11 @@ const CHARTS = [
     values: (now) => [now.flat.waiting ?? null] },
   { id: 'running', title: 'Running sequences', series: ['running'],
     values: (now) => [now.flat.running ?? null] },
+  { id: 'busy', title: 'Engine busy (%)', series: ['busy'], max: 100,
+    values: (now, prev) => {
+      const us = perSecond(now, prev, 'step_time_us');  // microseconds in engine steps per second
+      return [us === null ? null : Math.min(100, us / 1e4)];
+    } },
   { id: 'kv', title: 'KV cache usage (%)', series: ['used'], max: 100,
     values: (now) => [now.flat.kv_blocks_total ? (100 * now.flat.kv_blocks_used) / now.flat.kv_blocks_total : null] },
   { id: 'cache', title: 'Cache hit rates (%)', series: ['prefix', 'response'], max: 100,

@@ -72,10 +72,10 @@ test('the charts follow the load', async (t) => {
     assert.equal(firstNumber(await valueText(page, 'tokens')), 0);
 
     const stop = runLoad(server.url);
-    let seen = { tokens: 0, running: 0, kv: 0 };
+    let seen = { tokens: 0, running: 0, kv: 0, busy: 0 };
     try {
       const deadline = Date.now() + 8000;
-      while (Date.now() < deadline && !(seen.tokens > 0 && seen.running > 0 && seen.kv > 0)) {
+      while (Date.now() < deadline && !(seen.tokens > 0 && seen.running > 0 && seen.kv > 0 && seen.busy > 0)) {
         await sleep(250);
         for (const chart of Object.keys(seen)) seen[chart] = Math.max(seen[chart], firstNumber(await valueText(page, chart)));
       }
@@ -88,6 +88,7 @@ test('the charts follow the load', async (t) => {
     assert.ok(seen.tokens > 0, `tok/s shown (${seen.tokens})`);
     assert.ok(seen.running >= 1, `running sequences shown (${seen.running})`);
     assert.ok(seen.kv > 0, `KV usage shown (${seen.kv})`);
+    assert.ok(seen.busy > 0 && seen.busy <= 100, `engine busy shown (${seen.busy})`);
     const s = await stats(server.url);
     if (s.ttft_p50_s !== undefined) {
       assert.match(await valueText(page, 'ttft'), /^P50 [\d.]+ · P99 [\d.]+$/);
