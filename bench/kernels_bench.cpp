@@ -3,7 +3,8 @@
 // Llama (dim 768, hidden 2048, 12 layers, vocab 32000) cycled in model order so
 // the weights never sit in cache; then prefill speed against n separate matvecs
 // (row-major and, where the loader would pack them, packed Q8_0 matrices),
-// with the int8 peak of the machine (AVX512-VNNI) to compare TOP/s against.
+// with the int8 peak of the machine (AVX512-VNNI, else the AVX2 Q8_0 sequence)
+// to compare TOP/s against.
 //   bench_kernels [threads=2] [types=Q8_0,Q4_0,Q4_K,F16]
 // Needs about 256 MB of memory per type.
 #include <algorithm>
@@ -26,6 +27,7 @@
 namespace parley {
 
 double vnni_peak_ops(ThreadPool& pool);  // int8_peak_vnni.cpp
+double avx2_int8_peak_ops(ThreadPool& pool);  // int8_peak_avx2.cpp
 
 namespace {
 
@@ -195,6 +197,9 @@ void bench(int threads, const std::vector<DType>& types) {
               median(bw) / 1e9, (unsigned long long)(kMinBytes >> 20));
   if (isa_supported(Isa::Vnni))
     std::printf("int8 peak, %d threads: %.3f TOP/s (vpdpbusd chains in registers)\n", threads, vnni_peak_ops(pool) / 1e12);
+  else if (isa_supported(Isa::Avx2))
+    std::printf("int8 peak, %d threads: %.3f TOP/s (AVX2: the Q8_0 kernel's vpsignb, vpmaddubsw, vpmaddwd, vpaddd chains in registers)\n",
+                threads, avx2_int8_peak_ops(pool) / 1e12);
   std::printf("\n");
   std::printf("matvec (n_tokens = 1) over a 110M-parameter model's matrices, repeated to >= %llu MB:\n",
               (unsigned long long)(kMinBytes >> 20));
