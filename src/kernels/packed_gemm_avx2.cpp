@@ -22,11 +22,14 @@
 namespace parley {
 namespace {
 
-// 16 ymm registers: HALVES x NT int32 (or int16) sums, as many float
-// accumulators, the weight vectors and a broadcast (docs/performance.md has
-// the shapes measured). A tile is one group: its two halves.
+// A tile is one group (its two halves) x up to 4 tokens: 8 integer sums, the
+// weight vectors and a broadcast stay in the 16 ymm registers; the 8 float
+// accumulators, touched once per block, may spill. 4 tokens beat 3 (all sums
+// and accumulators in registers) by 3-16% on prefill and batched decode
+// (docs/performance.md): the weight work of a line (load, offset, |q|) is
+// shared by more products.
 constexpr int kMaxHalves = 2;
-constexpr int kMaxTokens = 3;
+constexpr int kMaxTokens = 4;
 
 inline __m256i broadcast4(const int8_t* p) {
   int32_t v;
