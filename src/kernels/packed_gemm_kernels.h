@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/thread_pool.h"
+#include "kernels/token_tiles.h"
 
 namespace parley {
 
@@ -52,22 +53,10 @@ struct PackedActs {
   }
 };
 
-// The token loops of the per-ISA kernels; each kernel file instantiates them
-// with its own tile functions (lambdas local to it), under its own ISA flags.
-//
-// tile.template operator()<NT>(t0) for n tokens: tiles of MaxNT, then one tile
-// of the rest (NT known at compile time, so a tile's accumulators are registers).
-template <int MaxNT, class Tile>
-void for_token_tiles(int64_t n, const Tile& tile, int64_t t0 = 0) {
-  static_assert(MaxNT >= 1);
-  for (; n >= MaxNT; n -= MaxNT, t0 += MaxNT) tile.template operator()<MaxNT>(t0);
-  if constexpr (MaxNT > 1)
-    if (n > 0) for_token_tiles<MaxNT - 1>(n, tile, t0);
-}
-
 // kernel(acts, count, y) for blocks of up to `block` tokens: a long prefill
 // goes through in blocks so that the activations a group reads stay in L2
-// while its weights stay in L1.
+// while its weights stay in L1. Instantiated by each per-ISA kernel file with
+// its own lambda, as for_token_tiles is.
 template <class Kernel>
 void for_token_blocks(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t block, float* y,
                       const Kernel& kernel) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/matmul_kernels.h"
+#include "kernels/token_tiles.h"
 
 namespace parley {
 namespace {
@@ -39,19 +40,9 @@ inline void run_tile(const Dot& dot, const WeightRows& w, int64_t r, int64_t t0,
     for (int i = 0; i < N; ++i) y[(t0 + i) * w.rows + r + k] = out[k][i];
 }
 
-template <int N, int R, class Dot>
-inline void run_tail(const Dot& dot, const WeightRows& w, int64_t r, int64_t t0, int64_t count, float* y) {
-  if constexpr (N > 0) {
-    if (count == N) run_tile<N, R>(dot, w, r, t0, y);
-    else run_tail<N - 1, R>(dot, w, r, t0, count, y);
-  }
-}
-
 template <int T, int R, class Dot>
 inline void run_tokens(const Dot& dot, const WeightRows& w, int64_t r, int64_t n_tokens, float* y) {
-  int64_t t = 0;
-  for (; t + T <= n_tokens; t += T) run_tile<T, R>(dot, w, r, t, y);
-  run_tail<T - 1, R>(dot, w, r, t, n_tokens - t, y);
+  for_token_tiles<T>(n_tokens, [&]<int N>(int64_t t0) { run_tile<N, R>(dot, w, r, t0, y); });
 }
 
 // Rows from r in groups of R while whole groups remain; returns the first row left.
