@@ -12,7 +12,6 @@ void StepCost::observe(int32_t decodes, int32_t prefill, double seconds) {
     for (int j = 0; j < 3; ++j) xx_[i][j] = forget_ * xx_[i][j] + x[i] * x[j];
     xt_[i] = forget_ * xt_[i] + x[i] * seconds;
   }
-  ++steps_;
 }
 
 std::array<double, 3> StepCost::fit() const {

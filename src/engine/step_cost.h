@@ -16,7 +16,7 @@ class StepCost {
   explicit StepCost(double forget = 0.95) : forget_(forget) {}
 
   void observe(int32_t decodes, int32_t prefill, double seconds);
-  bool known() const { return steps_ > 0; }
+  bool known() const { return xx_[0][0] > 0; }  // the steps' total weight
   double predict(int32_t decodes, int32_t prefill) const;
   // The most prefill tokens a step with `decodes` decodes may carry and be
   // predicted to take at most `seconds` (0 when even the decodes alone take
@@ -32,7 +32,6 @@ class StepCost {
   double forget_;
   std::array<std::array<double, 3>, 3> xx_{};  // weighted sums of x x^T, x = (1, decodes, prefill)
   std::array<double, 3> xt_{};                 // weighted sums of x * seconds
-  int64_t steps_ = 0;
 };
 
 }  // namespace parley
