@@ -25,8 +25,9 @@ namespace {
 // A tile is one group (its two halves) x up to 4 tokens: 8 integer sums, the
 // weight vectors and a broadcast stay in the 16 ymm registers; the 8 float
 // accumulators, touched once per block, may spill. 4 tokens beat 3 (all sums
-// and accumulators in registers) by 3-16% on prefill and batched decode
-// (docs/performance.md): the weight work of a line (load, offset, |q|) is
+// and accumulators in registers) on the Zen 3 guest: batched decode +4-16%,
+// 512-token prefill +3-7%, 128-token prefill within noise
+// (docs/performance.md); the weight work of a line (load, offset, |q|) is
 // shared by more products.
 constexpr int kMaxHalves = 2;
 constexpr int kMaxTokens = 4;
