@@ -108,7 +108,7 @@ inline void rescale(const PackedMatrix& w, int64_t g, const Tokens& tk, int64_t 
   }
 }
 
-// The block pair kPrefetchPairs after the one at `at` in a packed stream.
+// The block pair kPrefetchPairs after the one starting at `at` in a packed stream.
 inline void prefetch_pair(const PackedMatrix& w, const uint8_t* at) {
   const char* p = reinterpret_cast<const char*>(at) + kPrefetchPairs * w.pair_bytes();
   for (int64_t l = 0; l < w.pair_bytes(); l += 64) _mm_prefetch(p + l, _MM_HINT_T0);
@@ -133,7 +133,7 @@ void tile_row(const PackedMatrix& w, int64_t g, const GroupBytes& gb, const Toke
   const uint8_t* bytes = gb.first;
   const bool prefetch = w.format == PackedFormat::kQ8;  // Q4_0 reads widened bytes, already in L1
   for (int64_t b = 0; b < nb; b += 2) {
-    if (prefetch) prefetch_pair(w, bytes);
+    if (prefetch) prefetch_pair(w, w.scales(g, b));  // the pair's start
     TILE_PRODUCT(0, 2, 4, b)
     if (b > 0) rescale<M>(w, g, tk, b - 1, s.c[1], acc);
     bytes += gb.stride[0];

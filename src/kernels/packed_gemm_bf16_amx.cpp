@@ -80,7 +80,7 @@ void dequant_group(const PackedMatrix& w, int64_t g, int64_t b0, int64_t b1, __m
     const uint8_t* q = w.quants(g, b);
     if (b % 2 == 0)
       for (int64_t l = 0; l < w.pair_bytes(); l += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(q + w.group_stride() + l), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w.scales(g, b) + w.group_stride() + l), _MM_HINT_T0);
     const PairScales s = pair_scales(w.scales(g, b));
     BTile& t = out[b - b0];
     if (w.format == PackedFormat::kQ8) {

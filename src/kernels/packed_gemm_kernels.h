@@ -20,7 +20,7 @@ struct PackedMatrix {
 
   // Quant bytes of one block of a group (16 rows x 32 bytes, or x 16 for nibbles).
   int64_t quant_bytes() const { return format == PackedFormat::kQ8 ? 16 * 32 : 16 * 16; }
-  // Blocks are stored in pairs, quants then scales (17 or 9 cache lines), so
+  // Blocks are stored in pairs, scales then quants (17 or 9 cache lines), so
   // a group is one sequential stream and every quant vector is aligned.
   int64_t pair_bytes() const { return 2 * (quant_bytes() + kPackedScaleBytes); }
   int64_t group_stride() const { return (blocks + 1) / 2 * pair_bytes(); }
@@ -29,10 +29,10 @@ struct PackedMatrix {
 
   // Byte offsets of block b's quants and scales in group g.
   int64_t quant_offset(int64_t g, int64_t b) const {
-    return g * group_stride() + b / 2 * pair_bytes() + b % 2 * quant_bytes();
+    return g * group_stride() + b / 2 * pair_bytes() + 2 * kPackedScaleBytes + b % 2 * quant_bytes();
   }
   int64_t scale_offset(int64_t g, int64_t b) const {
-    return g * group_stride() + b / 2 * pair_bytes() + 2 * quant_bytes() + b % 2 * kPackedScaleBytes;
+    return g * group_stride() + b / 2 * pair_bytes() + b % 2 * kPackedScaleBytes;
   }
   const uint8_t* quants(int64_t g, int64_t b) const { return data + quant_offset(g, b); }
   const uint8_t* scales(int64_t g, int64_t b) const { return data + scale_offset(g, b); }
