@@ -18,9 +18,14 @@ class StepCost {
   void observe(int32_t decodes, int32_t prefill, double seconds);
   bool known() const { return xx_[0][0] > 0; }  // the steps' total weight
   double predict(int32_t decodes, int32_t prefill) const;
+  // The root mean square of the recent steps' prediction errors (each step
+  // predicted before it was observed, weighted as the fit is), from about
+  // the fifth step on; 0 before.
+  double error() const;
   // The most prefill tokens a step with `decodes` decodes may carry and be
-  // predicted to take at most `seconds` (0 when even the decodes alone take
-  // longer; `cap` when prefill looks free). Before any step: `cap`.
+  // predicted, plus kErrorMargin times error(), to take at most `seconds` (0
+  // when even the decodes alone take longer; `cap` when prefill looks free).
+  // Before any step: `cap`.
   int32_t prefill_within(double seconds, int32_t decodes, int32_t cap) const;
 
  private:
@@ -32,6 +37,7 @@ class StepCost {
   double forget_;
   std::array<std::array<double, 3>, 3> xx_{};  // weighted sums of x x^T, x = (1, decodes, prefill)
   std::array<double, 3> xt_{};                 // weighted sums of x * seconds
+  double err2_ = 0, err_weight_ = 0;           // weighted sums of squared errors and of their weights
 };
 
 }  // namespace parley
