@@ -43,7 +43,7 @@ double peak(ThreadPool& pool) {
       }
       asm volatile("" : "+v"(u), "+v"(dx));  // keeps the loop from being folded away
     }
-    __m512 total = _mm512_cvtepi32_ps(acc[0]);
+    __m512 total = _mm512_setzero_ps();
     for (int i = 0; i < kPeakChains; ++i) total = _mm512_add_ps(total, _mm512_add_ps(sum[i], _mm512_cvtepi32_ps(acc[i])));
     _mm512_storeu_ps(&sink[size_t(t) * 16], total);
   });

@@ -10,8 +10,8 @@ void add_step_options(CLI::App& cmd, EngineConfig& c) {
                  "tokens per engine step (smaller: steadier token stream, slower first tokens under bursts)")
       ->capture_default_str();
   cmd.add_option("--max-step-ms", c.max_step_ms,
-                 "step-time target: every decode, then only the prefill tokens predicted to fit (0 = off; "
-                 "set it below the inter-token latency you want)")
+                 "step-time target: every decode, then only the prefill tokens predicted to fit with a margin of "
+                 "twice the prediction's recent error (0 = off; about the inter-token P99 you want)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
 }

@@ -17,10 +17,11 @@
 //     Q8_0: [j = 0..7][row 0..15][4 bytes]: u of elements 4j .. 4j+3 (offset 128)
 //     Q4_0: [j = 0..3][row 0..15][4 bytes]: the file's bytes qs[4j .. 4j+3],
 //           whose low nibbles are elements 4j.. and high nibbles 16+4j.. (offset 8)
-// Scales first: a kernel reads a block's scales after its quants, and its
-// rescale is the one loop-carried chain; with the scales at the pair's end
-// that load ran ahead of the stream and waited on memory in every pair of a
-// batched decode (measured: docs/performance.md, Zen 4 section).
+// Scales first: the kernels read a block's scales after its quants, for the
+// rescale, their one loop-carried chain. Stored at the pair's end, that line
+// lay 1 KB ahead of the quants being streamed and was waited for from memory
+// in every pair of a batched decode (measured: docs/performance.md, "Zen 4
+// machine, second visit").
 // The packed matrix has exactly the bytes of the original when the rows are
 // whole groups and the blocks come in pairs (otherwise up to one group and
 // one block more), so it can replace the file's pages.
