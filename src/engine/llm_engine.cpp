@@ -218,6 +218,7 @@ bool LlmEngine::Impl::step() {
   scheduler.step_timed(std::chrono::duration<double>(took).count());
   stats.step_us += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
   stats.prefill_budget = scheduler.prefill_budget();
+  stats.step_error_us = int64_t(scheduler.step_error() * 1e6);
   return true;
 }
 

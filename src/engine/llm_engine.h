@@ -59,6 +59,7 @@ struct EngineStats {
   uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;
   uint64_t step_us = 0;        // wall time spent in steps (scheduling, forward pass, sampling)
   int32_t prefill_budget = 0;  // prefill tokens the last step allowed (max_step_ms's fit, else max_batch_tokens)
+  int64_t step_error_us = 0;   // RMS of the step-time fit's recent prediction errors (max_step_ms keeps twice this free)
 };
 
 class LlmEngine {

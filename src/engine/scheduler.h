@@ -51,6 +51,7 @@ class Scheduler {
   uint64_t prefix_hit_tokens() const { return hit_tokens_; }
   uint64_t prefix_query_tokens() const { return query_tokens_; }
   int32_t prefill_budget() const { return prefill_budget_; }  // the last schedule()'s
+  double step_error() const { return cost_.error(); }         // seconds: the step-time fit's (StepCost::error)
 
  private:
   void schedule_running(bool decodes);

@@ -35,6 +35,7 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"steps", "counter", "Engine steps", int64_t(s.steps)},
       {"step_time_us", "counter", "Microseconds the engine spent in steps (scheduling, forward pass, sampling)", int64_t(s.step_us)},
       {"prefill_budget", "gauge", "Prefill tokens the last engine step allowed (--max-step-ms's fit, else --max-batch-tokens)", int64_t(s.prefill_budget)},
+      {"step_error_us", "gauge", "RMS of the step-time fit's recent prediction errors, microseconds (--max-step-ms keeps twice this free)", s.step_error_us},
       {"connections", "gauge", "Open client connections", int64_t(st.connections.load())},
       {"busy", "gauge", "Requests being answered", int64_t(st.busy.load())},
       {"generations", "gauge", "API requests with engine work in flight", int64_t(ctx.generations.size())},

@@ -243,6 +243,7 @@ test('metrics: histograms, responses by route and status, engine step time, and 
     assert.ok(metric(after, 'parley_model_bytes') > 0);
     assert.ok(metric(after, 'parley_step_time_us_total') > 0);
     assert.equal(metric(after, 'parley_prefill_budget'), 16);
+    assert.ok(metric(after, 'parley_step_error_us') >= 0);  // present (NaN when missing)
     const s = await waitForStats(u, (x) => x.ttft_p99_s > 0, 3000);
     assert.ok(s.ttft_p99_s >= s.ttft_p50_s && s.ttft_p50_s > 0, JSON.stringify(s));
     assert.ok(s.e2e_p99_s > 0);
