@@ -23,7 +23,7 @@ class StepCost {
   // the fifth step on; 0 before.
   double error() const;
   // The most prefill tokens a step with `decodes` decodes may carry and be
-  // predicted, plus kErrorMargin times error(), to take at most `seconds` (0
+  // predicted, plus twice error(), to take at most `seconds` (0
   // when even the decodes alone take longer; `cap` when prefill looks free).
   // Before any step: `cap`.
   int32_t prefill_within(double seconds, int32_t decodes, int32_t cap) const;
