@@ -46,8 +46,7 @@ class Attention {
         hd_(a.head_dim),
         rot_(a.rotation),
         fast_(use_avx2() && a.head_dim % 8 == 0),
-        wide_(active_isa() >= Isa::Avx512 && kv.type == DType::Q8_0),
-        row_bytes_(int32_t(row_bytes(kv.type, uint64_t(a.head_dim)))) {}
+        wide_(active_isa() >= Isa::Avx512 && kv.type == DType::Q8_0) {}
 
   void run() {
     const int32_t heads = a_.kv_heads * a_.group;
@@ -93,12 +92,26 @@ class Attention {
   // each head at a time: past the serving batch's first steps they come from
   // memory, and each block's first rows would stall the kernel. So the next
   // tile's K rows are asked for before this tile is scored, and this tile's V
-  // rows before its scores are computed.
-  void prefetch_row(const uint8_t* row) const {
-    for (int32_t off = 0; off < row_bytes_; off += 64) __builtin_prefetch(row + off);
+  // rows before its scores are computed. A head's rows of a block are
+  // contiguous, so each block's run of them is asked for line by line.
+  template <class Fn>
+  void for_runs(int32_t m, int32_t t0, int32_t n, Fn&& fn) const {
+    int32_t block = t0 / kv_.block_size, in_block = t0 % kv_.block_size;
+    for (int32_t j = 0; j < n; ++block, in_block = 0) {
+      const int32_t end = std::min(kv_.block_size, in_block + (n - j));
+      const size_t base = kv_.block_offset(block, a_.kv_head + m);
+      fn(base + size_t(in_block) * kv_.slot_stride, base + size_t(end) * kv_.slot_stride);
+      j += end - in_block;
+    }
+  }
+  static void prefetch(const uint8_t* from, size_t begin, size_t end) {
+    for (size_t at = begin & ~size_t(63); at < end; at += 64) __builtin_prefetch(from + at);
   }
   void prefetch_keys(int32_t m, int32_t t0, int32_t n) const {
-    for_rows(m, t0, n, [&](int32_t, const uint8_t* k, const uint8_t*) { prefetch_row(k); });
+    for_runs(m, t0, n, [&](size_t begin, size_t end) { prefetch(kv_.k, begin, end); });
+  }
+  void prefetch_values(int32_t m, int32_t t0, int32_t n) const {
+    for_runs(m, t0, n, [&](size_t begin, size_t end) { prefetch(kv_.v, begin, end); });
   }
 
   // The query heads, scores and outputs of KV head kv_head + m.
@@ -110,8 +123,8 @@ class Attention {
       const bool in = live(t0 + j);
       krows_[j] = in ? k : nullptr;
       vrows_[j] = in ? v : nullptr;
-      if (in) prefetch_row(v);
     });
+    prefetch_values(m, t0, n);
     float(*scores)[kTile] = scores_ + m * a_.group;
     const float* q = q_of(m);
     for (int32_t g = 0; g < a_.group; ++g) std::fill_n(scores[g], n, kNoScore);
@@ -136,7 +149,7 @@ class Attention {
   void rescale(int32_t m, int32_t n) {
     for (int32_t h = m * a_.group; h < (m + 1) * a_.group; ++h) {
       float* s = scores_[h];
-      const float tile_max = *std::max_element(s, s + n);
+      const float tile_max = fast_ ? avx2::max_of(s, n) : *std::max_element(s, s + n);
       if (tile_max > sm_.max[h]) {
         const float c = std::exp(sm_.max[h] - tile_max);  // 0 for the first live tile
         sm_.sum[h] *= c;
@@ -183,7 +196,6 @@ class Attention {
   const KeyRotation* rot_;
   const bool fast_;  // the SIMD paths read rows straight from the cache
   const bool wide_;  // Q8_0 rows 16 floats at a time (AVX-512)
-  const int32_t row_bytes_;  // of one K or V row
   RunningSoftmax sm_;
   const uint8_t* krows_[kTile];  // this tile's rows; null for slots not attended
   const uint8_t* vrows_[kTile];
@@ -212,6 +224,7 @@ void kv_row_to_float(DType type, const uint8_t* src, float* dst, int32_t n) {
 
 void kv_row_from_float(DType type, const float* src, uint8_t* dst, int32_t n) {
   if (use_avx2() && type == DType::F16) return avx2::float_row_to_f16(src, dst, n);
+  if (use_avx2() && type == DType::Q8_0) return avx2::float_row_to_q8_0(src, dst, n);
   quantize_row(type, src, dst, n);
 }
 

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -69,6 +70,17 @@ float exp_shifted(float* s, int32_t n, float max) {
   return total;
 }
 
+float max_of(const float* s, int32_t n) {
+  __m256 m = _mm256_set1_ps(-INFINITY);
+  int32_t j = 0;
+  for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  float total = _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
+  for (; j < n; ++j) total = std::max(total, s[j]);
+  return total;
+}
+
 void f16_row_to_float(const uint8_t* src, float* dst, int32_t n) {
   int32_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, Vec8::f16(src + 2 * i));
@@ -87,6 +99,37 @@ void float_row_to_f16(const float* src, uint8_t* dst, int32_t n) {
   for (; i < n; ++i) {
     const uint16_t h = fp32_to_fp16(src[i]);
     std::memcpy(dst + 2 * i, &h, 2);
+  }
+}
+
+// Round half away from zero, as std::round: x - trunc(x) is exact, so the
+// comparison with 0.5 decides ties the reference's way (round-to-nearest-even
+// would not).
+inline __m256i round_away(__m256 x) {
+  const __m256 sign = _mm256_and_ps(x, _mm256_set1_ps(-0.0f));
+  const __m256 t = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 frac = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(x, t));
+  const __m256 up = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  return _mm256_cvttps_epi32(_mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(sign, _mm256_set1_ps(1.0f)))));
+}
+
+void float_row_to_q8_0(const float* src, uint8_t* dst, int32_t n) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (int32_t i = 0; i < n; i += kQK, src += kQK, dst += sizeof(BlockQ8_0)) {
+    __m256 x[4], amax = _mm256_setzero_ps();
+    for (int k = 0; k < 4; ++k) amax = _mm256_max_ps(amax, _mm256_and_ps(x[k] = _mm256_loadu_ps(src + 8 * k), abs_mask));
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    const float d = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m))) / 127.0f;
+    const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+    __m256i q[4];
+    for (int k = 0; k < 4; ++k) q[k] = round_away(_mm256_mul_ps(x[k], id));
+    // packs interleave 128-bit lanes; the permute restores element order.
+    const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + offsetof(BlockQ8_0, qs)),
+                        _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    const uint16_t h = fp32_to_fp16(d);
+    std::memcpy(dst, &h, 2);
   }
 }
 

@@ -18,10 +18,13 @@ void attention_values(DType type, const uint8_t* const* rows, int32_t n, const f
 
 // s[j] = exp(s[j] - max) (0 for -inf); returns the sum. max >= every s[j].
 float exp_shifted(float* s, int32_t n, float max);
+// The largest of s[0, n) (-inf for n == 0).
+float max_of(const float* s, int32_t n);
 
 // Row conversions, with the same results as the reference ones in quant.h.
 void f16_row_to_float(const uint8_t* src, float* dst, int32_t n);
 void q8_0_row_to_float(const uint8_t* src, float* dst, int32_t n);  // n % 32 == 0
 void float_row_to_f16(const float* src, uint8_t* dst, int32_t n);
+void float_row_to_q8_0(const float* src, uint8_t* dst, int32_t n);  // n % 32 == 0
 
 }  // namespace parley::avx2

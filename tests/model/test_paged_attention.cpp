@@ -133,6 +133,9 @@ void check_all_types(Isa isa) {
       SCOPED_TRACE(std::string(dtype_name(type)) + " length " + std::to_string(s.length) + " group " +
                    std::to_string(s.group));
       PagedKvFixture f(type, s, 16, uint64_t(s.length));
+      // AVX-512 scores Q8_0 keys against the query rounded to int16 (one
+      // scale per head): up to 2.3e-5 of error in these outputs of unit scale.
+      const double tol = type == DType::Q8_0 && isa >= Isa::Avx512 ? 1e-4 : 2e-5;
       std::vector<float> out(size_t(s.group) * size_t(s.head_dim));
       for (int32_t h = 0; h < s.kv_heads; ++h)
         for (int32_t first : {0, s.length / 3}) {
@@ -144,7 +147,7 @@ void check_all_types(Isa isa) {
           std::iota(slots.begin(), slots.end(), first);
           for (int32_t g = 0; g < s.group; ++g)
             EXPECT_LT(max_error(out.data() + size_t(g) * size_t(s.head_dim), f.reference(h, g, slots, no_rotation)),
-                      2e-5);
+                      tol);
         }
       // Every KV head in one pass (AttentionQuery::kv_heads), from slot 1.
       std::vector<float> all(size_t(s.kv_heads) * out.size());
@@ -159,7 +162,7 @@ void check_all_types(Isa isa) {
         for (int32_t g = 0; g < s.group; ++g)
           EXPECT_LT(max_error(all.data() + size_t(h * s.group + g) * size_t(s.head_dim),
                               f.reference(h, g, slots, no_rotation)),
-                    2e-5)
+                    tol)
               << "KV head " << h << " of " << s.kv_heads << " in one pass";
     }
   }
@@ -308,6 +311,9 @@ TEST(PagedAttention, ConversionsMatchReferenceBitForBit) {
   for (auto& v : x) v = normal(rng);
   x[5] = 1e-6f;  // an F16 subnormal
   x[6] = 70000.0f;  // overflows F16
+  // A Q8_0 block whose scale is 1: halves are ties, which round away from zero.
+  for (int i = 32; i < 64; ++i) x[size_t(i)] = float(i - 48) + 0.5f;
+  x[33] = 127.0f;
   const Isa saved = active_isa();
   for (DType type : {DType::F16, DType::Q8_0}) {
     std::vector<uint8_t> fast(row_bytes(type, 96)), ref(fast.size());
