@@ -1,7 +1,7 @@
 // Decode attention (paged_attention) on one thread, timed by the thread's CPU
 // time, over LENGTH cached slots in blocks of 16:
 //   bench_attention f32|f16|q8_0 GROUP HEAD_DIM LENGTH
-//     one KV head and its GROUP query heads, cache-warm (best of 200)
+//     one KV head and its GROUP query heads, cache-warm (best of 2000 rounds of 10 calls)
 //   bench_attention f32|f16|q8_0 GROUP HEAD_DIM LENGTH KV_HEADS LAYERS SEQUENCES
 //     a serving step's decode attention: SEQUENCES sequences' caches in one
 //     pool laid out as the engine's (kv_cache.h: per block, layer, K|V, head,
@@ -88,7 +88,7 @@ double warm(const Shape& s, std::mt19937& rng) {
   const PagedKv kv = layer_view(s, pool, 0, blocks.data());
   const AttentionQuery a = query(s, q.data(), out.data());
   double best = 1e30;
-  for (int rep = 0; rep < 200; ++rep) {
+  for (int rep = 0; rep < 2000; ++rep) {
     const double t0 = thread_seconds();
     for (int i = 0; i < 10; ++i) paged_attention(kv, a);
     best = std::min(best, (thread_seconds() - t0) / 10);
