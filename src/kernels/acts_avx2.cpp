@@ -9,13 +9,6 @@
 namespace parley {
 namespace {
 
-inline float hmax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
 // 32 floats times id -> 32 int8 in order; returns the sums of the two halves.
 inline void quantize32(const float* x, __m256 id, int8_t* q, int& sum_lo, int& sum_hi) {
   __m256i i[4];

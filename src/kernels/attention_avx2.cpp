@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "kernels/attention_q8.h"
 #include "kernels/attention_rows.h"
 #include "kernels/simd_avx2.h"
 #include "util/fp16.h"
@@ -14,9 +15,10 @@
 namespace parley::avx2 {
 namespace {
 
-// attention_rows.h's vector set: 8 floats.
+// attention_rows.h's and attention_q8.h's vector set: 8 floats.
 struct Vec8 {
   using V = __m256;
+  using I = __m256i;
   static constexpr int W = 8;
   static V zero() { return _mm256_setzero_ps(); }
   static V loadu(const float* p) { return _mm256_loadu_ps(p); }
@@ -26,11 +28,38 @@ struct Vec8 {
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V abs(V v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static float hmax(V v) { return parley::hmax(v); }
+  static V cvt(I i) { return _mm256_cvtepi32_ps(i); }
   static V f16(const uint8_t* p) { return _mm256_cvtph_ps(load128(p)); }
+  static float half(const uint8_t* p) { return half_to_float(p); }
+  static V half_bcast(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _mm256_cvtph_ps(_mm_set1_epi16(short(h)));
+  }
   static V q8(const uint8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
   }
-  static float half(const uint8_t* p) { return half_to_float(p); }
+  static void store_i16(int16_t* dst, V x) {
+    const __m256i i = _mm256_cvtps_epi32(x);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                     _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1)));
+  }
+  static void widen(const uint8_t* qs, int16_t* dst) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst), _mm256_cvtepi8_epi16(load128(qs)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + 16), _mm256_cvtepi8_epi16(load128(qs + 16)));
+  }
+  static I block_dot(const uint8_t* qs, const int16_t* q16) {
+    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_cvtepi8_epi16(load128(qs)), load256(q16)),
+                            _mm256_madd_epi16(_mm256_cvtepi8_epi16(load128(qs + 16)), load256(q16 + 16)));
+  }
+  static I block_dot(const int16_t* k16, const int16_t* q16) {
+    return _mm256_add_epi32(_mm256_madd_epi16(load256(k16), load256(q16)),
+                            _mm256_madd_epi16(load256(k16 + 16), load256(q16 + 16)));
+  }
+  static int32_t hsum_i(I i) { return hsum_epi32(i); }
   static float hsum(V v) { return parley::hsum(v); }
   // A transpose by pairwise adds instead of eight horizontal sums.
   static V sums(const V* a) {
@@ -45,11 +74,13 @@ struct Vec8 {
 
 void attention_scores(DType type, const uint8_t* const* rows, int32_t n, const float* q, int32_t group,
                       int32_t head_dim, float scale, float* s, int32_t s_stride) {
+  if (type == DType::Q8_0) return q8_scores<Vec8>(rows, n, q, group, head_dim, scale, s, s_stride);
   scores_of<Vec8>(type, rows, n, q, group, head_dim, scale, s, s_stride);
 }
 
 void attention_values(DType type, const uint8_t* const* rows, int32_t n, const float* p, int32_t p_stride,
                       int32_t group, int32_t head_dim, float* out) {
+  if (type == DType::Q8_0) return q8_values<Vec8>(rows, n, p, p_stride, group, head_dim, out);
   values_of<Vec8>(type, rows, n, p, p_stride, group, head_dim, out);
 }
 
@@ -74,9 +105,7 @@ float max_of(const float* s, int32_t n) {
   __m256 m = _mm256_set1_ps(-INFINITY);
   int32_t j = 0;
   for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
-  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  float total = _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
+  float total = hmax(m);
   for (; j < n; ++j) total = std::max(total, s[j]);
   return total;
 }
@@ -88,7 +117,7 @@ void f16_row_to_float(const uint8_t* src, float* dst, int32_t n) {
 }
 
 void q8_0_row_to_float(const uint8_t* src, float* dst, int32_t n) {
-  for (int32_t i = 0; i < n; i += 8) _mm256_storeu_ps(dst + i, Q8_0Row<Vec8>::load(src, i));
+  q8_row_to_float<Vec8>(src, n / kQK, dst);
 }
 
 void float_row_to_f16(const float* src, uint8_t* dst, int32_t n) {
@@ -118,9 +147,7 @@ void float_row_to_q8_0(const float* src, uint8_t* dst, int32_t n) {
   for (int32_t i = 0; i < n; i += kQK, src += kQK, dst += sizeof(BlockQ8_0)) {
     __m256 x[4], amax = _mm256_setzero_ps();
     for (int k = 0; k < 4; ++k) amax = _mm256_max_ps(amax, _mm256_and_ps(x[k] = _mm256_loadu_ps(src + 8 * k), abs_mask));
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    const float d = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m))) / 127.0f;
+    const float d = hmax(amax) / 127.0f;
     const __m256 id = _mm256_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
     __m256i q[4];
     for (int k = 0; k < 4; ++k) q[k] = round_away(_mm256_mul_ps(x[k], id));

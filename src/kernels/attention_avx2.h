@@ -2,7 +2,8 @@
 // AVX2 + F16C pieces of the paged attention kernel (attention_avx2.cpp);
 // attention.cpp calls them when the active path is AVX2 or better. Rows are
 // K or V rows of one KV head straight from the cache, in F32, F16 or Q8_0;
-// a null row is an empty slot and is skipped.
+// a null row is an empty slot and is skipped. Q8_0 rows (head_dim % 32 == 0)
+// take attention_q8.h's integer loops, 8 lanes wide.
 #include <cstdint>
 
 #include "kernels/dtype.h"

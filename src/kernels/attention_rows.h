@@ -5,8 +5,8 @@
 // 16), providing
 //   V, W                      the vector type and its float count
 //   zero, loadu, store (aligned), storeu, set1, add, mul, fmadd
-//   f16(p), q8(p)             W fp16 values / W int8 quants from p, as floats
-//   half(p), hsum(v)          one fp16 value; the sum of v's lanes
+//   f16(p)                    W fp16 values from p, as floats
+//   hsum(v)                   the sum of v's lanes
 //   sums(acc)                 the W sums of acc[0..W-1]'s lanes, in order
 // Internal linkage on purpose: each per-ISA file must get its own copy
 // compiled with its flags. A null row is an empty slot and is skipped.
@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/blocks.h"
 #include "kernels/dtype.h"
 
 namespace parley {
@@ -28,13 +27,6 @@ struct F32Row {
 template <class S>
 struct F16Row {
   static typename S::V load(const uint8_t* row, int32_t i) { return S::f16(row + 2 * i); }
-};
-template <class S>
-struct Q8_0Row {  // W <= 32 elements lie in one block
-  static typename S::V load(const uint8_t* row, int32_t i) {
-    const uint8_t* block = row + size_t(i / kQK) * sizeof(BlockQ8_0);
-    return S::mul(S::set1(S::half(block)), S::q8(block + offsetof(BlockQ8_0, qs) + i % kQK));
-  }
 };
 
 constexpr int32_t kMaxRowFloats = 512;  // kMaxAttentionHeadDim
@@ -184,13 +176,13 @@ void values(const uint8_t* const* rows, int32_t n, const float* p, int32_t p_str
   }
 }
 
-// The two entry points of a per-ISA file, by KV type.
+// The two entry points of a per-ISA file for F32 and F16 rows (Q8_0 rows
+// have attention_q8.h's loops).
 template <class S>
 void scores_of(DType type, const uint8_t* const* rows, int32_t n, const float* q, int32_t group, int32_t hd,
                float scale, float* s, int32_t s_stride) {
   switch (type) {
     case DType::F16: return scores<S, F16Row<S>>(rows, n, q, group, hd, scale, s, s_stride);
-    case DType::Q8_0: return scores<S, Q8_0Row<S>>(rows, n, q, group, hd, scale, s, s_stride);
     default: return scores<S, F32Row<S>>(rows, n, q, group, hd, scale, s, s_stride);
   }
 }
@@ -200,7 +192,6 @@ void values_of(DType type, const uint8_t* const* rows, int32_t n, const float* p
                int32_t hd, float* out) {
   switch (type) {
     case DType::F16: return values<S, F16Row<S>>(rows, n, p, p_stride, group, hd, out);
-    case DType::Q8_0: return values<S, Q8_0Row<S>>(rows, n, p, p_stride, group, hd, out);
     default: return values<S, F32Row<S>>(rows, n, p, p_stride, group, hd, out);
   }
 }

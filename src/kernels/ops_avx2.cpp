@@ -18,13 +18,6 @@ inline __m256i first_lanes(int64_t count) {
 }
 inline __m256 load_part(const float* p, __m256i mask) { return _mm256_maskload_ps(p, mask); }
 
-inline float hmax(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
 // Applies f to 8 lanes at a time: f(i, mask), mask all-ones but in the tail.
 template <class F>
 inline void for_lanes(int64_t n, F f) {

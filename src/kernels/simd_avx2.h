@@ -25,6 +25,19 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+inline float hmax(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+}
+
+inline int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
 // e^x to about 2e-7 relative: x = k ln2 + r with |r| <= ln2 / 2 (ln2 split in
 // two so k ln2 is exact), e^r by its Taylor polynomial to degree 6, then the
 // exponent bits add k. Results below the normal range flush to zero; inputs
