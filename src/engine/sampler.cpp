@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/ops.h"
 #include "util/error.h"
 
 namespace parley {
@@ -111,24 +112,12 @@ void Sampler::apply_penalties(float* logits) {
 
 int32_t Sampler::sample(float* logits) {
   apply_penalties(logits);
-  const int32_t best = argmax(logits);
+  // Lowest id wins ties; -inf and NaN logits are never chosen (-1 if all are).
+  const auto best = static_cast<int32_t>(argmax(logits, vocab_size_));
   if (best < 0) throw Error("Sampler::sample: no token has a finite logit (all banned?)");
   // A +inf logit has probability 1 (and would turn the softmax into NaN).
   if (params_.temperature <= 0.0f || std::isinf(logits[best])) return best;
   return sample_distribution(logits, logits[best]);
-}
-
-// Lowest id wins ties; -inf and NaN logits are never chosen (-1 if all are).
-int32_t Sampler::argmax(const float* logits) const {
-  int32_t best = -1;
-  float best_logit = kNegInf;
-  for (int32_t i = 0; i < vocab_size_; ++i) {
-    if (logits[i] > best_logit) {
-      best_logit = logits[i];
-      best = i;
-    }
-  }
-  return best;
 }
 
 int32_t Sampler::sample_distribution(const float* logits, float max_logit) {

@@ -43,7 +43,6 @@ class Sampler {
   std::vector<std::pair<float, int32_t>> candidates_;
   std::vector<double> bucket_sums_;  // top-p: total weight per weight bucket
 
-  int32_t argmax(const float* logits) const;
   int32_t sample_distribution(const float* logits, float max_logit);
   void keep_top_p(double total);
   double uniform01();

@@ -7,6 +7,7 @@
 
 #include "kernels/cpu.h"
 #include "kernels/ops_avx2.h"
+#include "kernels/rope_pairs.h"
 
 namespace parley {
 namespace {
@@ -61,6 +62,24 @@ float dot(const float* a, const float* b, int64_t n) {
 void axpy(float* y, float a, const float* x, int64_t n) {
   if (use_avx2()) return avx2::axpy(y, a, x, n);
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved) {
+  if (use_avx2()) return avx2::rope_rotate(v, cos, sin, half, interleaved);
+  rope_pairs(v, cos, sin, 0, half, interleaved, half);
+}
+
+int64_t argmax(const float* x, int64_t n) {
+  if (use_avx2()) return avx2::argmax(x, n);
+  int64_t best = -1;
+  float best_value = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    if (x[i] > best_value) {
+      best_value = x[i];
+      best = i;
+    }
+  }
+  return best;
 }
 
 }  // namespace parley

@@ -11,5 +11,12 @@ void swiglu(float* gate, const float* up, int64_t n);     // gate = silu(gate) *
 void add(float* y, const float* x, int64_t n);            // y += x
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float* y, float a, const float* x, int64_t n);  // y += a * x
+// Rotary embedding of one head: pairs (v[2i], v[2i+1]) when `interleaved`,
+// else (v[i], v[i + half]), i < half, rotated by angles with these cosines
+// and sines: (a, b) -> (a c - b s, a s + b c), the same roundings on every path.
+void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved);
+// Index of the largest value, the lowest on ties; NaN and -inf are never
+// chosen (-1 when nothing else is left).
+int64_t argmax(const float* x, int64_t n);
 
 }  // namespace parley

@@ -1,92 +1,147 @@
-// AVX2 ops. Tails use masked loads and stores so every element goes through
-// the same arithmetic (masked-off lanes load as zero).
+// AVX2 ops. Whole vectors use plain loads and stores; the tail uses masked
+// ones, so every element goes through the same arithmetic (masked-off lanes
+// load as zero). Masked stores only in the tail: on Zen 3/4 vmaskmovps to
+// memory is microcoded, and a body of them ran 5x slower than plain stores.
 #include "kernels/ops_avx2.h"
 
 #include <immintrin.h>
 
 #include <cmath>
 
+#include "kernels/rope_pairs.h"
 #include "kernels/simd_avx2.h"
 
 namespace parley::avx2 {
 namespace {
 
-// Lanes i < count (count may exceed 8).
-inline __m256i first_lanes(int64_t count) {
-  const int c = count < 8 ? int(count) : 8;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-inline __m256 load_part(const float* p, __m256i mask) { return _mm256_maskload_ps(p, mask); }
+// Access to 8 whole lanes.
+struct Whole {
+  __m256 load(const float* p) const { return _mm256_loadu_ps(p); }
+  void store(float* p, __m256 v) const { _mm256_storeu_ps(p, v); }
+  __m256 keep(__m256 v, __m256) const { return v; }
+};
 
-// Applies f to 8 lanes at a time: f(i, mask), mask all-ones but in the tail.
+// Access to the first `count` < 8 lanes.
+struct Tail {
+  __m256i mask;
+  explicit Tail(int64_t count)
+      : mask(_mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))) {}
+  __m256 load(const float* p) const { return _mm256_maskload_ps(p, mask); }
+  void store(float* p, __m256 v) const { _mm256_maskstore_ps(p, mask, v); }
+  // v in the tail's lanes, `other` in the rest.
+  __m256 keep(__m256 v, __m256 other) const { return _mm256_blendv_ps(other, v, _mm256_castsi256_ps(mask)); }
+};
+
+// Applies f(i, lanes) to 8 lanes at a time, lanes a Whole or, at the end, a Tail.
 template <class F>
 inline void for_lanes(int64_t n, F f) {
-  const __m256i all = _mm256_set1_epi32(-1);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) f(i, all);
-  if (i < n) f(i, first_lanes(n - i));
+  for (; i + 8 <= n; i += 8) f(i, Whole{});
+  if (i < n) f(i, Tail(n - i));
 }
 
 }  // namespace
 
+// Two chains of FMAs, even and odd vectors, so one chain's latency hides the
+// other's. Written out by pairs: an acc[k] indexed at run time kept both
+// chains in memory (3x slower).
 float dot(const float* a, const float* b, int64_t n) {
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  int k = 0;
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    acc[k] = _mm256_fmadd_ps(load_part(a + i, m), load_part(b + i, m), acc[k]);
-    k ^= 1;
+  __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    even = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), even);
+    odd = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), odd);
+  }
+  for_lanes(n - i, [&](int64_t j, auto l) {
+    __m256& acc = j == 0 ? even : odd;
+    acc = _mm256_fmadd_ps(l.load(a + i + j), l.load(b + i + j), acc);
   });
-  return hsum(_mm256_add_ps(acc[0], acc[1]));
+  return hsum(_mm256_add_ps(even, odd));
 }
 
 void axpy(float* y, float a, const float* x, int64_t n) {
   const __m256 va = _mm256_set1_ps(a);
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    _mm256_maskstore_ps(y + i, m, _mm256_fmadd_ps(va, load_part(x + i, m), load_part(y + i, m)));
-  });
+  for_lanes(n, [&](int64_t i, auto l) { l.store(y + i, _mm256_fmadd_ps(va, l.load(x + i), l.load(y + i))); });
 }
 
 void add(float* y, const float* x, int64_t n) {
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    _mm256_maskstore_ps(y + i, m, _mm256_add_ps(load_part(y + i, m), load_part(x + i, m)));
-  });
+  for_lanes(n, [&](int64_t i, auto l) { l.store(y + i, _mm256_add_ps(l.load(y + i), l.load(x + i))); });
 }
 
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps) {
   const float mean = dot(x, x, n) / float(n) + eps;
   const float scale = 1.0f / _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(mean)));
   const __m256 vs = _mm256_set1_ps(scale);
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    const __m256 v = _mm256_mul_ps(vs, load_part(x + i, m));
-    _mm256_maskstore_ps(out + i, m, weight ? _mm256_mul_ps(load_part(weight + i, m), v) : v);
+  for_lanes(n, [&](int64_t i, auto l) {
+    const __m256 v = _mm256_mul_ps(vs, l.load(x + i));
+    l.store(out + i, weight ? _mm256_mul_ps(l.load(weight + i), v) : v);
   });
 }
 
 void softmax(float* x, int64_t n) {
   __m256 vmax = _mm256_set1_ps(-INFINITY);
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    const __m256 v = _mm256_blendv_ps(vmax, load_part(x + i, m), _mm256_castsi256_ps(m));
-    vmax = _mm256_max_ps(vmax, v);
-  });
+  for_lanes(n, [&](int64_t i, auto l) { vmax = _mm256_max_ps(vmax, l.keep(l.load(x + i), vmax)); });
   const __m256 max = _mm256_set1_ps(hmax(vmax));
   __m256 sum = _mm256_setzero_ps();
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(load_part(x + i, m), max)), _mm256_castsi256_ps(m));
+  for_lanes(n, [&](int64_t i, auto l) {
+    const __m256 e = l.keep(exp8(_mm256_sub_ps(l.load(x + i), max)), _mm256_setzero_ps());
     sum = _mm256_add_ps(sum, e);
-    _mm256_maskstore_ps(x + i, m, e);
+    l.store(x + i, e);
   });
   const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    _mm256_maskstore_ps(x + i, m, _mm256_mul_ps(load_part(x + i, m), inv));
-  });
+  for_lanes(n, [&](int64_t i, auto l) { l.store(x + i, _mm256_mul_ps(l.load(x + i), inv)); });
+}
+
+// The maximum first (vmaxps passes its second operand where the first is
+// NaN, so NaNs drop out), then the first index holding it: two passes over a
+// row of logits beat one whose every compare-and-branch depends on the last.
+int64_t argmax(const float* x, int64_t n) {
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  for_lanes(n, [&](int64_t i, auto l) { vmax = _mm256_max_ps(l.keep(l.load(x + i), vmax), vmax); });
+  const float max = hmax(vmax);
+  if (max == -INFINITY) return -1;
+  const __m256 target = _mm256_set1_ps(max);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), target, _CMP_EQ_OQ));
+    if (hits) return i + __builtin_ctz(unsigned(hits));
+  }
+  for (; x[i] != max; ++i) {
+  }
+  return i;
+}
+
+// Products rounded, then added or subtracted: the portable loop's roundings
+// (no FMA). Interleaved pairs go 4 to a vector with their cosines and sines
+// duplicated, vaddsubps giving even lanes a c - b s and odd lanes b c + a s.
+void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved) {
+  int64_t i = 0;
+  if (interleaved) {
+    const __m256i twice = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+    for (; i + 4 <= half; i += 4) {
+      const __m256 c = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(cos + i)), twice);
+      const __m256 s = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(sin + i)), twice);
+      const __m256 ab = _mm256_loadu_ps(v + 2 * i);
+      const __m256 ba = _mm256_permute_ps(ab, _MM_SHUFFLE(2, 3, 0, 1));
+      _mm256_storeu_ps(v + 2 * i, _mm256_addsub_ps(_mm256_mul_ps(ab, c), _mm256_mul_ps(ba, s)));
+    }
+  } else {
+    for (; i + 8 <= half; i += 8) {
+      const __m256 c = _mm256_loadu_ps(cos + i), s = _mm256_loadu_ps(sin + i);
+      const __m256 a = _mm256_loadu_ps(v + i), b = _mm256_loadu_ps(v + half + i);
+      _mm256_storeu_ps(v + i, _mm256_sub_ps(_mm256_mul_ps(a, c), _mm256_mul_ps(b, s)));
+      _mm256_storeu_ps(v + half + i, _mm256_add_ps(_mm256_mul_ps(a, s), _mm256_mul_ps(b, c)));
+    }
+  }
+  rope_pairs(v, cos, sin, i, half, interleaved, half);
 }
 
 void swiglu(float* gate, const float* up, int64_t n) {
   const __m256 one = _mm256_set1_ps(1.0f);
-  for_lanes(n, [&](int64_t i, __m256i m) {
-    const __m256 g = load_part(gate + i, m);
+  for_lanes(n, [&](int64_t i, auto l) {
+    const __m256 g = l.load(gate + i);
     const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), g))));
-    _mm256_maskstore_ps(gate + i, m, _mm256_mul_ps(silu, load_part(up + i, m)));
+    l.store(gate + i, _mm256_mul_ps(silu, l.load(up + i)));
   });
 }
 

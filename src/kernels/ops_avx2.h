@@ -11,5 +11,7 @@ void swiglu(float* gate, const float* up, int64_t n);
 void add(float* y, const float* x, int64_t n);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float* y, float a, const float* x, int64_t n);
+int64_t argmax(const float* x, int64_t n);
+void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved);
 
 }  // namespace parley::avx2

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/ops.h"
+
 namespace parley {
 
 Rope::Rope(const ModelConfig& c, const float* rope_freqs)
@@ -33,18 +35,9 @@ void Rope::apply(float* vec, int32_t n_heads, int32_t t) const {
   const float* cs = cos_.data() + size_t(t) * half;
   const float* sn = sin_.data() + size_t(t) * half;
   // Interleaved rotates (2i, 2i+1); NeoX rotates (i, i + rope_dim/2).
-  const size_t stride = style_ == RopeStyle::Interleaved ? 2 : 1;
-  const size_t partner = style_ == RopeStyle::Interleaved ? 1 : half;
-  for (int32_t h = 0; h < n_heads; ++h) {
-    float* v = vec + size_t(h) * size_t(head_dim_);
-    for (size_t i = 0; i < half; ++i) {
-      float& a = v[i * stride];
-      float& b = v[i * stride + partner];
-      const float x0 = a, x1 = b;
-      a = x0 * cs[i] - x1 * sn[i];
-      b = x0 * sn[i] + x1 * cs[i];
-    }
-  }
+  const bool interleaved = style_ == RopeStyle::Interleaved;
+  for (int32_t h = 0; h < n_heads; ++h)
+    rope_rotate(vec + size_t(h) * size_t(head_dim_), cs, sn, int64_t(half), interleaved);
 }
 
 }  // namespace parley

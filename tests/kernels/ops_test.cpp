@@ -1,6 +1,7 @@
 // Every op on every available path against a double-precision reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -118,6 +119,52 @@ TEST_P(OpsTest, SwiGLU) {
   EXPECT_EQ(extreme[1], 200.0f);
   EXPECT_EQ(extreme[2], 0.0f);
   EXPECT_NEAR(extreme[3], 0.0f, 1e-30f);
+}
+
+// The rotation with the portable loop's roundings, bit for bit on every path.
+TEST_P(OpsTest, RopeRotate) {
+  for (const bool interleaved : {true, false}) {
+    for (const int64_t half : {1, 3, 4, 8, 13, 32}) {
+      const auto v0 = random_vec(2 * half, 11), cos = random_vec(half, 12), sin = random_vec(half, 13);
+      auto v = v0;
+      rope_rotate(v.data(), cos.data(), sin.data(), half, interleaved);
+      for (int64_t i = 0; i < half; ++i) {
+        const size_t a = size_t(interleaved ? 2 * i : i), b = size_t(interleaved ? 2 * i + 1 : i + half);
+        const float c = cos[size_t(i)], s = sin[size_t(i)];
+        const float x0 = v0[a], x1 = v0[b];
+        const float pc = x0 * c, ps = x1 * s, qs = x0 * s, qc = x1 * c;  // rounded one by one
+        EXPECT_EQ(v[a], pc - ps) << interleaved << " " << half << " " << i;
+        EXPECT_EQ(v[b], qs + qc) << interleaved << " " << half << " " << i;
+      }
+    }
+  }
+}
+
+TEST_P(OpsTest, Argmax) {
+  for (const int64_t n : kSizes) {
+    auto x = random_vec(n, 10);
+    const int64_t top = std::max_element(x.begin(), x.end()) - x.begin();
+    EXPECT_EQ(argmax(x.data(), n), top) << n;
+    // Ties go to the lowest index, wherever the copies fall in the vectors.
+    const int64_t first = n / 2;
+    x[size_t(n - 1)] = x[size_t(first)] = x[size_t(top)] + 1.0f;
+    EXPECT_EQ(argmax(x.data(), n), first) << n;
+    // NaN and -inf are never chosen, even before the maximum.
+    if (first >= 2) {
+      x[0] = NAN;
+      x[1] = -INFINITY;
+      EXPECT_EQ(argmax(x.data(), n), first) << n;
+    }
+  }
+  const float none[3] = {-INFINITY, NAN, -INFINITY};
+  EXPECT_EQ(argmax(none, 3), -1);
+  EXPECT_EQ(argmax(none, 0), -1);
+  const float nan_first[9] = {NAN, -5, -4, -3, -2, -1, -7, -8, -9};
+  EXPECT_EQ(argmax(nan_first, 9), 5);
+  const float zeros[9] = {-1, -0.0f, 0.0f, -2, -3, -4, -5, -6, 0.0f};
+  EXPECT_EQ(argmax(zeros, 9), 1);
+  const float inf_last[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, INFINITY};
+  EXPECT_EQ(argmax(inf_last, 10), 9);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, OpsTest, ::testing::ValuesIn(paths()),
