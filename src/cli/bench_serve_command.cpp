@@ -36,6 +36,8 @@ struct BenchServeArgs {
   int32_t shared_prefix = 0;
   double rate = 0;  // requests per second (Poisson); 0 = closed loop
   uint64_t seed = 1;
+  float temperature = 0, top_p = 1;  // greedy by default; the sampler's work per token otherwise
+  int32_t top_k = 0;
   EngineConfig engine;
   std::string kv_memory, kv_type = "f16", policy = "fcfs", kv_policy = "full";
   bool no_prefix_cache = false;
@@ -59,7 +61,10 @@ class Workload {
     r.prompt.insert(r.prompt.end(), body.begin(), body.end());
     r.prompt[0] = 1;  // BOS
     r.max_tokens = jitter(a_.max_tokens);
-    r.sampling.temperature = 0;
+    r.sampling.temperature = a_.temperature;
+    r.sampling.top_k = a_.top_k;
+    r.sampling.top_p = a_.top_p;
+    if (a_.temperature > 0) r.sampling.seed = rng_();  // greedy runs keep the workload of earlier versions
     r.ignore_eos = true;
     return r;
   }
@@ -112,6 +117,7 @@ nlohmann::json summarize_run(const BenchServeArgs& a, const std::vector<Trace>& 
       {"model", model.name()},
       {"wall_s", wall_s},
       {"requests", traces.size()},
+      {"sampling", {{"temperature", a.temperature}, {"top_k", a.top_k}, {"top_p", a.top_p}}},
       {"output_tok_s", double(generated) / wall_s},
       {"requests_per_s", double(traces.size()) / wall_s},
       {"prompt_tok_s", double(s.prompt_tokens) / wall_s},
@@ -172,8 +178,11 @@ void run_bench_serve(const BenchServeArgs& a) {
   char arrivals[64];
   if (a.rate > 0) std::snprintf(arrivals, sizeof arrivals, "Poisson arrivals %.2f/s", a.rate);
   else std::snprintf(arrivals, sizeof arrivals, "concurrency %d", a.concurrency);
-  std::fprintf(setup, "load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens, lengths +-%.0f%%\n",
-              a.requests, arrivals, a.prompt_tokens, a.shared_prefix, a.max_tokens, 100 * a.spread);
+  char sampling[96] = "greedy";
+  if (a.temperature > 0)
+    std::snprintf(sampling, sizeof sampling, "temperature %.2f, top-k %d, top-p %.2f", a.temperature, a.top_k, a.top_p);
+  std::fprintf(setup, "load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens, lengths +-%.0f%%, %s\n",
+              a.requests, arrivals, a.prompt_tokens, a.shared_prefix, a.max_tokens, 100 * a.spread, sampling);
 
   Workload work(a, model->config().vocab_size);
   std::vector<Trace> traces(size_t(a.requests));
@@ -242,7 +251,13 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--shared-prefix-tokens", a->shared_prefix, "a prefix every prompt starts with")
       ->capture_default_str();
   cmd->add_option("--rate", a->rate, "Poisson arrivals per second instead of the closed loop");
-  cmd->add_option("--seed", a->seed, "workload seed")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "workload seed (and the requests' sampling seeds)")->capture_default_str();
+  cmd->add_option("--temp", a->temperature, "sampling temperature of every request (0 = greedy)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--top-k", a->top_k, "top-k of every request (0 = off)")->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--top-p", a->top_p, "top-p of every request (1 = off)")->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
   add_step_options(*cmd, a->engine);
   cmd->add_option("--kv-memory", a->kv_memory, "KV pool: bytes, 512M, 2G or 25% (default: 25% of RAM, capped)");
   cmd->add_option("--kv-type", a->kv_type, "KV element type: f32, f16, q8_0")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -64,7 +65,12 @@ Sampler::Sampler(SamplingParams params, int32_t vocab_size)
   validate(params_, vocab_size_);
   recent_.assign(static_cast<size_t>(params_.penalty_last_n), 0);
   counts_.assign(static_cast<size_t>(vocab_size_), 0);
+  if (params_.temperature <= 0.0f) return;  // greedy: argmax only
+  const size_t blocks = (static_cast<size_t>(vocab_size_) + kBlock - 1) / kBlock;
   candidates_.reserve(static_cast<size_t>(vocab_size_));
+  weights_.resize(static_cast<size_t>(vocab_size_));
+  block_sum_.resize(blocks);
+  if (params_.top_k > 0) block_max_.resize(blocks);
   if (params_.top_p < 1.0f) bucket_sums_.resize(kNumKeys);
 }
 
@@ -120,76 +126,116 @@ int32_t Sampler::sample(float* logits) {
   return sample_distribution(logits, logits[best]);
 }
 
+// Every token's weight in one array (0 = out) with its sums per block of
+// kBlock tokens, filtered in place by top-k, top-p and min-p, then drawn by a
+// walk over the block sums. Blocks without weight are skipped throughout, so
+// after top-k the work is that of the k candidates.
 int32_t Sampler::sample_distribution(const float* logits, float max_logit) {
-  // Banned (-inf) and NaN logits never become candidates.
-  candidates_.clear();
-  for (int32_t i = 0; i < vocab_size_; ++i) {
-    if (logits[i] > kNegInf) candidates_.emplace_back(logits[i], i);
-  }
+  float* w = weights_.data();
   const auto k = static_cast<size_t>(params_.top_k);
-  if (k > 0 && k < candidates_.size()) {
-    // Faster than nth_element for the usual small k (most candidates are
-    // rejected by one comparison with the heap top), and fully sorted under
-    // a total order, so the draw does not depend on the library.
-    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<ptrdiff_t>(k),
-                      candidates_.end(), higher);
-    candidates_.resize(k);
+  if (k > 0 && k < static_cast<size_t>(vocab_size_)) {
+    keep_top_k(logits, k);
+    std::fill(weights_.begin(), weights_.end(), 0.0f);
+    std::fill(block_sum_.begin(), block_sum_.end(), 0.0);
+    for (const auto& [logit, id] : candidates_) {
+      w[id] = std::exp((logit - max_logit) / params_.temperature);
+      block_sum_[static_cast<size_t>(id) / kBlock] += w[id];
+    }
+  } else {
+    exp_weights(logits, max_logit, params_.temperature, w, vocab_size_);
+    for (size_t b = 0; b < block_sum_.size(); ++b) block_sum_[b] = sum(w + b * kBlock, block_len(b));
   }
-
-  // Unnormalised softmax weights: the best token weighs exactly exp(0) = 1,
-  // so min-p compares with min_p directly and normalising is left to the draw.
-  double total = 0.0;
-  for (auto& c : candidates_) {
-    c.first = std::exp((c.first - max_logit) / params_.temperature);
-    total += c.first;
-  }
-  if (params_.top_p < 1.0f) keep_top_p(total);
-  if (params_.min_p > 0.0f) {
-    const float min_weight = params_.min_p;
-    std::erase_if(candidates_, [&](const auto& c) { return c.first < min_weight; });
-  }
-
-  total = 0.0;
-  for (const auto& c : candidates_) total += c.first;
-  const double target = uniform01() * total;
-  double cumulative = 0.0;
-  int32_t last_positive = candidates_.front().second;
-  for (const auto& c : candidates_) {
-    if (c.first <= 0.0f) continue;
-    cumulative += c.first;
-    last_positive = c.second;
-    if (target < cumulative) return c.second;
-  }
-  return last_positive;  // only when rounding put target at the very end
+  // The best token weighs exactly exp(0) = 1, so min-p compares with min_p
+  // directly and normalising is left to the draw.
+  if (params_.top_p < 1.0f) keep_top_p();
+  if (params_.min_p > 0.0f)
+    for_weighted_blocks([&](size_t b) {
+      for (size_t i = b * kBlock, end = i + block_len(b); i < end; ++i) w[i] = w[i] < params_.min_p ? 0.0f : w[i];
+      block_sum_[b] = sum(w + b * kBlock, block_len(b));
+    });
+  return draw();
 }
 
-// Keeps the smallest set of highest-weight candidates holding >= top_p of
-// `total`, in linear time: a histogram over weight_key finds the bucket where
-// the running sum crosses the target, and only that bucket is sorted. The
-// order left behind comes from no unspecified library algorithm, so draws
-// are the same on every standard library.
-void Sampler::keep_top_p(double total) {
+// The k best of the finite logits into candidates_ (in `higher` order). Only
+// tokens at or above the k-th largest of the blocks' maxima can be among
+// them (k blocks hold a token that high), so the sort sees a few of them.
+void Sampler::keep_top_k(const float* logits, size_t k) {
+  float threshold = kNegInf;
+  if (block_max_.size() > k) {
+    for (size_t b = 0; b < block_max_.size(); ++b) block_max_[b] = max_of(logits + b * kBlock, block_len(b));
+    std::nth_element(block_max_.begin(), block_max_.begin() + static_cast<ptrdiff_t>(k - 1), block_max_.end(),
+                     std::greater<>());
+    threshold = block_max_[k - 1];
+  }
+  candidates_.clear();
+  for (int32_t i = 0; i < vocab_size_; ++i)
+    if (logits[i] >= threshold && logits[i] > kNegInf) candidates_.emplace_back(logits[i], i);
+  // Fully sorted under a total order, so the draw does not depend on the library.
+  const size_t kept = std::min(k, candidates_.size());
+  std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<ptrdiff_t>(kept), candidates_.end(),
+                    higher);
+  candidates_.resize(kept);
+}
+
+// Keeps the smallest set of highest-weight tokens holding >= top_p of the
+// total, in linear time: a histogram over weight_key finds the bucket where
+// the running sum crosses the target, and only that bucket is sorted.
+void Sampler::keep_top_p() {
+  float* w = weights_.data();
   std::fill(bucket_sums_.begin(), bucket_sums_.end(), 0.0);
-  for (const auto& c : candidates_) bucket_sums_[weight_key(c.first)] += c.first;
+  double total = 0.0;
+  for_weighted_blocks([&](size_t b) {
+    for (size_t i = b * kBlock, end = i + block_len(b); i < end; ++i) bucket_sums_[weight_key(w[i])] += w[i];
+    total += block_sum_[b];
+  });
   const double target = static_cast<double>(params_.top_p) * total;
   double kept = 0.0;  // weight of the buckets above the crossing one
   uint32_t cross = kNumKeys - 1;
   while (cross > 0 && kept + bucket_sums_[cross] < target) kept += bucket_sums_[cross--];
 
-  std::erase_if(candidates_, [&](const auto& c) { return weight_key(c.first) < cross; });
-  size_t front = 0;  // the buckets above `cross` go first, the crossing one after
-  for (size_t i = 0; i < candidates_.size(); ++i) {
-    if (weight_key(candidates_[i].first) > cross) std::swap(candidates_[front++], candidates_[i]);
-  }
-  std::sort(candidates_.begin() + static_cast<ptrdiff_t>(front), candidates_.end(), higher);
-  for (size_t i = front; i < candidates_.size(); ++i) {
-    kept += candidates_[i].first;
-    if (kept >= target) {
-      candidates_.resize(i + 1);
-      return;
+  // Buckets below `cross` go; of the crossing one, the heaviest until the target.
+  candidates_.clear();
+  for_weighted_blocks([&](size_t b) {
+    for (size_t i = b * kBlock, end = i + block_len(b); i < end; ++i) {
+      const uint32_t key = weight_key(w[i]);
+      if (key < cross) w[i] = 0.0f;
+      else if (key == cross && w[i] > 0.0f) candidates_.emplace_back(w[i], static_cast<int32_t>(i));
+    }
+  });
+  std::sort(candidates_.begin(), candidates_.end(), higher);
+  size_t i = 0;
+  while (i < candidates_.size() && kept < target) kept += candidates_[i++].first;
+  for (; i < candidates_.size(); ++i) w[candidates_[i].second] = 0.0f;
+  for_weighted_blocks([&](size_t b) { block_sum_[b] = sum(w + b * kBlock, block_len(b)); });
+}
+
+// A token with probability weight / total: the block sums are walked to the
+// block holding the target, then its tokens.
+int32_t Sampler::draw() {
+  const float* w = weights_.data();
+  double total = 0.0;
+  for (double s : block_sum_) total += s;
+  const double target = uniform01() * total;
+  double cumulative = 0.0;
+  for (size_t b = 0; b < block_sum_.size(); ++b) {
+    if (!(target < cumulative + block_sum_[b])) {
+      cumulative += block_sum_[b];
+      continue;
+    }
+    // Summed one by one the block may fall short of its float sum: then on.
+    for (size_t i = b * kBlock, end = i + block_len(b); i < end; ++i) {
+      cumulative += w[i];
+      if (w[i] > 0.0f && target < cumulative) return static_cast<int32_t>(i);
     }
   }
-  // Rounding left the target unreached: the whole crossing bucket stays.
+  // Only when rounding put the target at the very end: the last token with weight.
+  int32_t last = vocab_size_ - 1;
+  while (last > 0 && !(w[last] > 0.0f)) --last;
+  return last;
+}
+
+size_t Sampler::block_len(size_t b) const {
+  return std::min(kBlock, static_cast<size_t>(vocab_size_) - b * kBlock);
 }
 
 // 53 random bits scaled into [0, 1): the same value from the same mt19937_64

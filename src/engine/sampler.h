@@ -40,11 +40,23 @@ class Sampler {
   std::vector<int32_t> recent_;     // ring buffer of the penalty window
   size_t recent_pos_ = 0, recent_count_ = 0;
   std::vector<int32_t> counts_;     // occurrences within the window, per token
-  std::vector<std::pair<float, int32_t>> candidates_;
+  std::vector<std::pair<float, int32_t>> candidates_;  // top-k's, then top-p's crossing bucket
+  std::vector<float> weights_;       // per token: exp((logit - max) / T), 0 once filtered out
+  static constexpr size_t kBlock = 64;
+  std::vector<double> block_sum_;    // of weights_, per kBlock tokens
+  std::vector<float> block_max_;     // top-k: of the logits, per kBlock tokens
   std::vector<double> bucket_sums_;  // top-p: total weight per weight bucket
 
   int32_t sample_distribution(const float* logits, float max_logit);
-  void keep_top_p(double total);
+  void keep_top_k(const float* logits, size_t k);
+  void keep_top_p();
+  int32_t draw();
+  size_t block_len(size_t b) const;
+  template <class F>
+  void for_weighted_blocks(F&& f) const {  // f(block) for each block with weight
+    for (size_t b = 0; b < block_sum_.size(); ++b)
+      if (block_sum_[b] > 0.0) f(b);
+  }
   double uniform01();
 };
 

@@ -69,6 +69,30 @@ void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, boo
   rope_pairs(v, cos, sin, 0, half, interleaved, half);
 }
 
+float max_of(const float* x, int64_t n) {
+  if (use_avx2()) return avx2::max_of(x, n);
+  float m = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+float sum(const float* x, int64_t n) {
+  if (use_avx2()) return avx2::sum(x, n);
+  float part[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) part[j] += x[i + j];
+  float total = 0.0f;
+  for (; i < n; ++i) total += x[i];
+  for (float p : part) total += p;
+  return total;
+}
+
+void exp_weights(const float* x, float shift, float temperature, float* w, int64_t n) {
+  if (use_avx2()) return avx2::exp_weights(x, shift, temperature, w, n);
+  for (int64_t i = 0; i < n; ++i) w[i] = x[i] > -INFINITY ? std::exp((x[i] - shift) / temperature) : 0.0f;
+}
+
 int64_t argmax(const float* x, int64_t n) {
   if (use_avx2()) return avx2::argmax(x, n);
   int64_t best = -1;

@@ -18,5 +18,10 @@ void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, boo
 // Index of the largest value, the lowest on ties; NaN and -inf are never
 // chosen (-1 when nothing else is left).
 int64_t argmax(const float* x, int64_t n);
+float max_of(const float* x, int64_t n);  // the largest value, NaN ignored (-inf if none)
+float sum(const float* x, int64_t n);
+// w[i] = exp((x[i] - shift) / temperature), 0 where x[i] is -inf or NaN: the
+// unnormalised weights of sampling at temperature > 0 (shift: the largest x).
+void exp_weights(const float* x, float shift, float temperature, float* w, int64_t n);
 
 }  // namespace parley

@@ -92,13 +92,38 @@ void softmax(float* x, int64_t n) {
   for_lanes(n, [&](int64_t i, auto l) { l.store(x + i, _mm256_mul_ps(l.load(x + i), inv)); });
 }
 
-// The maximum first (vmaxps passes its second operand where the first is
-// NaN, so NaNs drop out), then the first index holding it: two passes over a
-// row of logits beat one whose every compare-and-branch depends on the last.
-int64_t argmax(const float* x, int64_t n) {
+// vmaxps passes its second operand where the first is NaN, so NaNs drop out.
+float max_of(const float* x, int64_t n) {
   __m256 vmax = _mm256_set1_ps(-INFINITY);
   for_lanes(n, [&](int64_t i, auto l) { vmax = _mm256_max_ps(l.keep(l.load(x + i), vmax), vmax); });
-  const float max = hmax(vmax);
+  return hmax(vmax);
+}
+
+float sum(const float* x, int64_t n) {
+  __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    even = _mm256_add_ps(even, _mm256_loadu_ps(x + i));
+    odd = _mm256_add_ps(odd, _mm256_loadu_ps(x + i + 8));
+  }
+  for_lanes(n - i, [&](int64_t j, auto l) { even = _mm256_add_ps(even, l.load(x + i + j)); });
+  return hsum(_mm256_add_ps(even, odd));
+}
+
+// exp8 gives 0 from -inf (below its range); NaN lanes are cleared.
+void exp_weights(const float* x, float shift, float temperature, float* w, int64_t n) {
+  const __m256 s = _mm256_set1_ps(shift), t = _mm256_set1_ps(temperature);
+  for_lanes(n, [&](int64_t i, auto l) {
+    const __m256 v = l.load(x + i);
+    const __m256 e = exp8(_mm256_div_ps(_mm256_sub_ps(v, s), t));
+    l.store(w + i, _mm256_and_ps(e, _mm256_cmp_ps(v, v, _CMP_ORD_Q)));
+  });
+}
+
+// The maximum first, then the first index holding it: two passes over a row
+// of logits beat one whose every compare-and-branch depends on the last.
+int64_t argmax(const float* x, int64_t n) {
+  const float max = max_of(x, n);
   if (max == -INFINITY) return -1;
   const __m256 target = _mm256_set1_ps(max);
   int64_t i = 0;

@@ -12,6 +12,9 @@ void add(float* y, const float* x, int64_t n);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float* y, float a, const float* x, int64_t n);
 int64_t argmax(const float* x, int64_t n);
+float max_of(const float* x, int64_t n);
+float sum(const float* x, int64_t n);
+void exp_weights(const float* x, float shift, float temperature, float* w, int64_t n);
 void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved);
 
 }  // namespace parley::avx2

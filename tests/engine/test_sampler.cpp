@@ -4,10 +4,12 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <new>
 #include <numeric>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "engine/sampler.h"
@@ -205,6 +207,45 @@ TEST(Sampler, TopPOnLargeVocabularyStaysInTheNucleus) {
     highest_rank = std::max(highest_rank, r);
   }
   EXPECT_GT(highest_rank, nucleus / 2) << "draws should spread over the nucleus";
+}
+
+// The sampler keeps its weights in blocks of 64 tokens: tokens in different
+// blocks, with empty (banned) blocks between and the last block partial.
+TEST(Sampler, DrawsFollowSoftmaxAcrossBlocks) {
+  const int32_t n = 300;
+  const std::vector<int32_t> ids = {3, 70, 150, 299};
+  const std::vector<double> probs = {0.1, 0.4, 0.2, 0.3};
+  std::vector<float> logits(n, -kInf);
+  for (size_t i = 0; i < ids.size(); ++i) logits[size_t(ids[i])] = static_cast<float>(std::log(probs[i]));
+  for (const int32_t top_k : {0, 3}) {
+    SamplingParams p;
+    p.top_k = top_k;
+    const std::vector<double> f = frequencies(p, logits);
+    std::vector<double> got, expected = probs;
+    for (int32_t id : ids) got.push_back(f[size_t(id)]);
+    if (top_k == 3) expected = {0, 0.4 / 0.9, 0.2 / 0.9, 0.3 / 0.9};
+    expect_frequencies(got, expected);
+  }
+}
+
+TEST(Sampler, TopKOnLargeVocabularyKeepsExactlyTheK) {
+  const int32_t n = 32000, k = 40;
+  std::vector<float> logits = random_logits(n, 12, 1.0f);
+  logits[5] = logits[6] = 9.0f;  // two of the k in one block
+  std::vector<float> sorted = logits;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  const float kth = sorted[size_t(k - 1)];
+  SamplingParams p;
+  p.top_k = k;
+  p.temperature = 5.0f;  // flat enough that most of the k are drawn
+  Sampler s(p, n);
+  std::set<int32_t> drawn;
+  for (int i = 0; i < 3000; ++i) {
+    const int32_t t = sample_copy(s, logits);
+    EXPECT_GE(logits[size_t(t)], kth);
+    drawn.insert(t);
+  }
+  EXPECT_EQ(drawn.size(), size_t(k)) << "every one of the k should be drawn";
 }
 
 TEST(Sampler, PenaltiesChangeLogitsExactlyAsDefined) {

@@ -167,6 +167,48 @@ TEST_P(OpsTest, Argmax) {
   EXPECT_EQ(argmax(inf_last, 10), 9);
 }
 
+TEST_P(OpsTest, MaxOfAndSum) {
+  for (const int64_t n : kSizes) {
+    auto x = random_vec(n, 14, 3.0f);
+    EXPECT_EQ(max_of(x.data(), n), *std::max_element(x.begin(), x.end())) << n;
+    double ref = 0;
+    for (float v : x) ref += std::fabs(v);
+    std::vector<float> a(x.size());
+    std::transform(x.begin(), x.end(), a.begin(), [](float v) { return std::fabs(v); });
+    EXPECT_NEAR(sum(a.data(), n), ref, 1e-6 * ref) << n;
+    // NaN is skipped wherever it falls; -inf counts as a value.
+    x[size_t(n - 1)] = NAN;
+    if (n > 1) {
+      EXPECT_EQ(max_of(x.data(), n), *std::max_element(x.begin(), x.end() - 1)) << n;
+    }
+  }
+  const float none[3] = {-INFINITY, NAN, -INFINITY};
+  EXPECT_EQ(max_of(none, 3), -INFINITY);
+  EXPECT_EQ(max_of(none, 0), -INFINITY);
+  EXPECT_EQ(sum(none, 0), 0.0f);
+}
+
+// exp((x - shift) / T) within the softmax's tolerance; -inf and NaN weigh 0.
+TEST_P(OpsTest, ExpWeights) {
+  for (const int64_t n : kSizes) {
+    for (const float temperature : {0.3f, 1.0f, 1.7f}) {
+      auto x = random_vec(n, 15, 4.0f);
+      if (n > 1) x[0] = -INFINITY;  // the shift (the largest x) is finite when sampling
+      if (n > 2) x[2] = NAN;
+      const float shift = max_of(x.data(), n);
+      std::vector<float> w(x.size(), -1.0f);
+      exp_weights(x.data(), shift, temperature, w.data(), n);
+      for (size_t i = 0; i < size_t(n); ++i) {
+        const double ref = std::isnan(x[i]) ? 0.0 : std::exp((double(x[i]) - shift) / temperature);
+        EXPECT_NEAR(w[i], ref, kRel * ref + 1e-38) << n << " " << i << " " << x[i];
+      }
+      if (n > 1) {
+        EXPECT_EQ(w[0], 0.0f);
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, OpsTest, ::testing::ValuesIn(paths()),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 
