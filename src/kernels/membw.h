@@ -8,7 +8,8 @@
 namespace parley {
 
 // Best of `reps` passes summing a `bytes`-sized buffer (much larger than the
-// caches) on every pool thread; returns bytes per second.
+// caches) on every pool thread, each reading its share as several sequential
+// streams; returns bytes per second.
 double measure_read_bandwidth(ThreadPool& pool, size_t bytes = size_t(1) << 30, int reps = 5);
 
 }  // namespace parley
