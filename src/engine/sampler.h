@@ -46,6 +46,7 @@ class Sampler {
   std::vector<double> block_sum_;    // of weights_, per kBlock tokens
   std::vector<float> block_max_;     // top-k: of the logits, per kBlock tokens
   std::vector<double> bucket_sums_;  // top-p: total weight per weight bucket
+  std::vector<double> sub_sums_;     // top-p: per finer bucket within the crossing one
 
   int32_t sample_distribution(const float* logits, float max_logit);
   void keep_top_k(const float* logits, size_t k);

@@ -175,9 +175,10 @@ TEST(Sampler, MinPKeepsTokensAboveFractionOfTheBest) {
                      {0, 0.25 / 0.9, 0.5 / 0.9, 0, 0.15 / 0.9});
 }
 
-TEST(Sampler, TopPOnLargeVocabularyStaysInTheNucleus) {
-  const int32_t n = 50000;
-  const std::vector<float> logits = random_logits(n, 11, 2.0f);
+// Draws at top_p = 0.5 from `logits` must all fall in the nucleus (ranked
+// in double precision) and spread over it.
+void expect_draws_in_nucleus(const std::vector<float>& logits) {
+  const auto n = static_cast<int32_t>(logits.size());
   // Reference nucleus: rank of every token by probability, and the set size.
   std::vector<int32_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
@@ -207,6 +208,16 @@ TEST(Sampler, TopPOnLargeVocabularyStaysInTheNucleus) {
     highest_rank = std::max(highest_rank, r);
   }
   EXPECT_GT(highest_rank, nucleus / 2) << "draws should spread over the nucleus";
+}
+
+TEST(Sampler, TopPOnLargeVocabularyStaysInTheNucleus) {
+  expect_draws_in_nucleus(random_logits(50000, 11, 2.0f));
+}
+
+// Nearly equal logits put every token in one or two weight buckets: the
+// crossing bucket is split again by finer keys before anything is sorted.
+TEST(Sampler, TopPOnAFlatDistributionStaysInTheNucleus) {
+  expect_draws_in_nucleus(random_logits(32000, 13, 0.01f));
 }
 
 // The sampler keeps its weights in blocks of 64 tokens: tokens in different
