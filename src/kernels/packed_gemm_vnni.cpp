@@ -40,8 +40,9 @@ inline __m512i broadcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// Groups g, g + stride, ... g + (RG - 1) * stride.
 template <class Weights, int RG, int NT>
-void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, float* y) {
+void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride, int64_t t0, float* y) {
   const int64_t nb = w.blocks;
   __m512 acc[RG][NT];
 #pragma GCC unroll 16
@@ -61,7 +62,7 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
     for (int j = 0; j < 8; ++j) {
       __m512i wv[RG];
 #pragma GCC unroll 16
-      for (int i = 0; i < RG; ++i) wv[i] = Weights::get(w.quants(g + i, b), j);
+      for (int i = 0; i < RG; ++i) wv[i] = Weights::get(w.quants(g + i * stride, b), j);
 #pragma GCC unroll 16
       for (int t = 0; t < NT; ++t) {
         const __m512i xb = broadcast4(xq + t * nb * 32 + j * 4);
@@ -72,7 +73,7 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
     __m512 dw[RG];
 #pragma GCC unroll 16
     for (int i = 0; i < RG; ++i)
-      dw[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(g + i, b))));
+      dw[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(g + i * stride, b))));
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) {
       const __m512 dx = _mm512_set1_ps(x.d[(t0 + t) * nb + b]);
@@ -83,7 +84,7 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
   }
 #pragma GCC unroll 16
   for (int i = 0; i < RG; ++i) {
-    const int64_t row0 = (g + i) * 16;
+    const int64_t row0 = (g + i * stride) * 16;
     const __mmask16 lanes = w.rows - row0 >= 16 ? __mmask16(0xffff) : __mmask16((1u << (w.rows - row0)) - 1);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * w.rows + row0, lanes, acc[i][t]);
@@ -91,17 +92,23 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
 }
 
 template <class Weights, int RG>
-void groups(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
-  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) { tile<Weights, RG, NT>(w, x, g, t0, y); });
+void groups(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y, int64_t stride = 1) {
+  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) { tile<Weights, RG, NT>(w, x, g, stride, t0, y); });
 }
 
 template <class Weights>
 void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
   int64_t g = g0;
-  // Decode (one or two tokens) is bound by memory: one group at a time keeps
-  // the weights a single sequential stream, which the prefetchers follow best.
-  if (n_tokens <= 2)
-    for (; g < g1; ++g) groups<Weights, 1>(w, x, n_tokens, g, y);
+  // Decode (one or two tokens) is bound by memory. Each group is one
+  // sequential run; two groups at a time from the range's two halves keep two
+  // such streams in flight, which on the Zen 5 guest read 86-90 GB/s on two
+  // threads against 69-75 with one stream each (512-bit loads; docs/performance.md).
+  if (n_tokens <= 2) {
+    const int64_t half = (g1 - g0) / 2;
+    for (; g < g0 + half; ++g) groups<Weights, 2>(w, x, n_tokens, g, y, half);
+    if ((g1 - g0) % 2) groups<Weights, 1>(w, x, n_tokens, g1 - 1, y);
+    return;
+  }
   for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<Weights, kMaxGroups>(w, x, n_tokens, g, y);
   if (g + 2 == g1) return groups<Weights, 2>(w, x, n_tokens, g, y);
   if (g < g1) groups<Weights, 1>(w, x, n_tokens, g, y);
