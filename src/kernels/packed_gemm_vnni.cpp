@@ -96,22 +96,30 @@ void groups(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_
   for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) { tile<Weights, RG, NT>(w, x, g, stride, t0, y); });
 }
 
+// Tiles of RG groups taken side by side from RG equal parts of [g0, g1)
+// (g, g + part, ...), then the groups left over. Each part is one sequential
+// run of weights, so a tile's first token tile, which waits for its weights
+// from memory, reads RG streams at once; its later token tiles find them in
+// L2. On the Zen 5 guest, against RG consecutive groups (one stream; one
+// process alternating, 65536x1536 matrices): Q8_0 decode 59-82 -> 65-89 GB/s
+// (RG 2; three or four streams read less), 4 tokens 2.23 -> 1.78 ms, 8 tokens
+// 2.60 -> 2.17, 16 tokens 3.95 -> 3.53, 64 tokens 10.65 -> 10.30; Q4_0
+// 4 tokens 1.76 -> 0.85 ms (docs/performance.md).
+template <class Weights, int RG>
+void side_by_side(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
+  const int64_t part = (g1 - g0) / RG;
+  for (int64_t g = g0; g < g0 + part; ++g) groups<Weights, RG>(w, x, n_tokens, g, y, part);
+  int64_t g = g0 + RG * part;  // fewer than RG groups left
+  if (RG > 2 && g + 2 == g1) return groups<Weights, 2>(w, x, n_tokens, g, y);
+  for (; g < g1; ++g) groups<Weights, 1>(w, x, n_tokens, g, y);
+}
+
+// Decode (one or two tokens) is bound by memory: two streams, in tiles of
+// two groups. Longer runs take the full 3-group tiles.
 template <class Weights>
 void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
-  int64_t g = g0;
-  // Decode (one or two tokens) is bound by memory. Each group is one
-  // sequential run; two groups at a time from the range's two halves keep two
-  // such streams in flight, which on the Zen 5 guest read 86-90 GB/s on two
-  // threads against 69-75 with one stream each (512-bit loads; docs/performance.md).
-  if (n_tokens <= 2) {
-    const int64_t half = (g1 - g0) / 2;
-    for (; g < g0 + half; ++g) groups<Weights, 2>(w, x, n_tokens, g, y, half);
-    if ((g1 - g0) % 2) groups<Weights, 1>(w, x, n_tokens, g1 - 1, y);
-    return;
-  }
-  for (; g + kMaxGroups <= g1; g += kMaxGroups) groups<Weights, kMaxGroups>(w, x, n_tokens, g, y);
-  if (g + 2 == g1) return groups<Weights, 2>(w, x, n_tokens, g, y);
-  if (g < g1) groups<Weights, 1>(w, x, n_tokens, g, y);
+  if (n_tokens <= 2) side_by_side<Weights, 2>(w, x, n_tokens, g0, g1, y);
+  else side_by_side<Weights, kMaxGroups>(w, x, n_tokens, g0, g1, y);
 }
 
 }  // namespace
