@@ -20,6 +20,7 @@
 
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
+#include "kernels/membw.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/quant.h"
 #include "util/aligned_bytes.h"
@@ -103,28 +104,6 @@ ModelSet model_matrices(DType type, uint64_t min_bytes) {
 
 constexpr uint64_t kMinBytes = uint64_t(256) << 20;
 
-// Bytes per second of summing `buf` on every pool thread: the read bandwidth
-// a matvec can at best reach.
-double sum_bandwidth(const std::vector<uint64_t>& buf, ThreadPool& pool) {
-  std::vector<uint64_t> sums(size_t(pool.size()) * 8);  // 64 bytes apart
-  const auto t0 = Clock::now();
-  pool.run([&](int t, int nt) {
-    const size_t b = buf.size() * size_t(t) / size_t(nt), e = buf.size() * size_t(t + 1) / size_t(nt);
-    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;  // independent chains
-    for (size_t i = b; i + 4 <= e; i += 4) {
-      a0 += buf[i];
-      a1 += buf[i + 1];
-      a2 += buf[i + 2];
-      a3 += buf[i + 3];
-    }
-    sums[size_t(t) * 8] = a0 + a1 + a2 + a3;
-  });
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  volatile uint64_t sink = 0;
-  for (const uint64_t v : sums) sink = sink + v;
-  return double(buf.size() * sizeof(uint64_t)) / s;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -136,13 +115,13 @@ double median(std::vector<double> v) {
 struct Result {
   double gbs, ratio;
 };
-std::map<std::string, Result> matvec_passes(const std::vector<Matrix>& ms, const std::vector<uint64_t>& bw_buf,
-                                            ThreadPool& pool, int passes) {
+std::map<std::string, Result> matvec_passes(const std::vector<Matrix>& ms, BandwidthProbe& probe, ThreadPool& pool,
+                                            int passes) {
   std::vector<float> x(2048), y(32000);
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 17) * 0.1f - 0.8f;
   std::map<std::string, std::vector<double>> gbs, ratio;
   for (int p = 0; p < passes; ++p) {
-    const double bw = sum_bandwidth(bw_buf, pool);
+    const double bw = probe.measure(1);
     std::map<std::string, std::pair<uint64_t, double>> pass;  // bytes, seconds
     for (const Matrix& m : ms) {
       const auto t0 = Clock::now();
@@ -191,9 +170,9 @@ void bench(int threads, const std::vector<DType>& types) {
   ThreadPool pool(threads);
   std::vector<ModelSet> sets;
   for (const DType type : types) sets.push_back(model_matrices(type, kMinBytes));
-  std::vector<uint64_t> bw_buf(kMinBytes / sizeof(uint64_t), 1);
+  BandwidthProbe probe(pool, kMinBytes);
   std::vector<double> bw;
-  for (int i = 0; i < 5; ++i) bw.push_back(sum_bandwidth(bw_buf, pool));
+  for (int i = 0; i < 5; ++i) bw.push_back(probe.measure(1));
   std::printf("memory read bandwidth, %d threads: %.1f GB/s (median of 5 sums of %llu MB)\n", threads,
               median(bw) / 1e9, (unsigned long long)(kMinBytes >> 20));
   if (isa_supported(Isa::Vnni)) {
@@ -224,11 +203,11 @@ void bench(int threads, const std::vector<DType>& types) {
     for (int i = int(Isa::Scalar); i <= int(Isa::Vnni); ++i) {
       if (!isa_supported(Isa(i))) continue;
       set_active_isa(Isa(i));
-      print_row(k, std::string(isa_name(Isa(i))), matvec_passes(sets[k].matrices, bw_buf, pool, Isa(i) == Isa::Scalar ? 1 : 10));
+      print_row(k, std::string(isa_name(Isa(i))), matvec_passes(sets[k].matrices, probe, pool, Isa(i) == Isa::Scalar ? 1 : 10));
     }
     set_active_isa(detect_isa());
     if (const auto packed = packed_matrices(sets[k].matrices, sets[k].matrices.size()); !packed.empty())
-      print_row(k, "packed", matvec_passes(packed, bw_buf, pool, 10));
+      print_row(k, "packed", matvec_passes(packed, probe, pool, 10));
   }
   std::printf("\nprefill, one layer's 7 matrices, %s path: n tokens at once vs n separate matvecs\n"
               "(both on cache-warm weights: the compute side of prefill)\n",
