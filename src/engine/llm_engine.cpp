@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -46,7 +47,16 @@ struct LlmEngine::Impl {
   void cancel(RequestId id);
   void expire(Clock::time_point now);
   bool step();
-  void sample(Sequence& seq, float* logits);
+  // A sequence due a token this step and its logits row; the token drawn
+  // ahead of sample() (-1 when not) or the exception that draw threw.
+  struct Draw {
+    Sequence* seq;
+    float* logits;
+    int32_t token = -1;
+    std::exception_ptr error;
+  };
+  void draw_tokens();
+  void sample(const Draw& d);
   void finish(Sequence& seq, FinishReason why, const std::string& error = "");
   void deliver(const EventSink& sink, const Event& e);
   void deliver_final(const EventSink& sink, const Event& e);
@@ -61,6 +71,7 @@ struct LlmEngine::Impl {
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> live;
   uint64_t arrivals = 0;
   std::vector<float> penalised;  // logits for log-probabilities
+  std::vector<Draw> draws;       // this step's, reused
   std::vector<Submission> inbox, inbox_taken;
   std::vector<RequestId> cancels, cancels_taken;
   std::atomic<RequestId> next_id{1};
@@ -209,11 +220,13 @@ bool LlmEngine::Impl::step() {
   // Sampling may finish sequences (removing them from the scheduler, not
   // from this step's list, which stays valid until the next schedule()).
   const size_t vocab = size_t(model.config().vocab_size);
-  size_t row = 0;
+  draws.clear();
   for (const auto& [seq, n] : batch) {
     stats.prompt_tokens += uint64_t(std::max(0, std::min(seq->computed, seq->prompt_len) - (seq->computed - n)));
-    if (seq->pending() == 0) sample(*seq, logits + vocab * row++);
+    if (seq->pending() == 0) draws.push_back({seq, logits + vocab * draws.size(), -1, nullptr});
   }
+  draw_tokens();
+  for (const Draw& d : draws) sample(d);
   const auto took = Clock::now() - now;
   scheduler.step_timed(std::chrono::duration<double>(took).count());
   stats.step_us += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
@@ -222,7 +235,29 @@ bool LlmEngine::Impl::step() {
   return true;
 }
 
-void LlmEngine::Impl::sample(Sequence& seq, float* logits) {
+// The draws of the sequences that asked for no log-probabilities, split over
+// the kernel threads: every sequence has its own sampler, and a top-p draw
+// over 32 000 tokens costs tens of microseconds, which this thread alone
+// paid for the whole batch while the others waited (docs/performance.md).
+// The rest of sample() touches the engine's state and stays on this thread.
+void LlmEngine::Impl::draw_tokens() {
+  runner.pool().parallel_for(int64_t(draws.size()), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      Draw& d = draws[size_t(i)];
+      if (d.seq->req.top_logprobs >= 0) continue;  // needs `penalised`: drawn in sample()
+      try {
+        d.token = d.seq->sampler.sample(d.logits);
+      } catch (...) {
+        d.error = std::current_exception();  // thrown where a serial draw would have thrown
+      }
+    }
+  });
+}
+
+void LlmEngine::Impl::sample(const Draw& d) {
+  if (d.error) std::rethrow_exception(d.error);
+  Sequence& seq = *d.seq;
+  float* logits = d.logits;
   const int32_t vocab = model.config().vocab_size;
   Event e;
   e.id = seq.id;
@@ -231,7 +266,7 @@ void LlmEngine::Impl::sample(Sequence& seq, float* logits) {
     std::copy_n(logits, vocab, penalised.data());
     seq.sampler.apply_penalties(penalised.data());
   }
-  const int32_t token = seq.sampler.sample(logits);
+  const int32_t token = d.token >= 0 ? d.token : seq.sampler.sample(logits);
   const auto& stop_ids = seq.req.stop_ids;
   if ((!seq.req.ignore_eos && model.tokenizer().is_eog(token)) ||
       std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end())

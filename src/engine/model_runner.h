@@ -20,6 +20,7 @@ class ModelRunner {
   // of the sequences whose pending tokens all ran, in batch order.
   float* run(const std::vector<ScheduledSeq>& batch);
   KvCache& cache() { return cache_; }
+  ThreadPool& pool() { return pool_; }
 
  private:
   ThreadPool pool_;
