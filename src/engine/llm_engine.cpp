@@ -241,6 +241,7 @@ bool LlmEngine::Impl::step() {
 // paid for the whole batch while the others waited (docs/performance.md).
 // The rest of sample() touches the engine's state and stays on this thread.
 void LlmEngine::Impl::draw_tokens() {
+  if (draws.size() < 2) return;  // nothing to split: sample() draws a lone token itself
   runner.pool().parallel_for(int64_t(draws.size()), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       Draw& d = draws[size_t(i)];
