@@ -54,6 +54,10 @@ int main(int argc, char** argv) {
   const int64_t rows = std::atoll(argv[1]), cols = std::atoll(argv[2]), n = std::max<int64_t>(1, std::atoll(argv[3]));
   const int copies = std::max(1, std::atoi(argv[4])), threads = std::atoi(argv[5]);
   const DType type = argc > 6 && std::string(argv[6]) == "q4_0" ? DType::Q4_0 : DType::Q8_0;
+  if (rows < 1 || cols < 1 || cols % 32 != 0 || threads < 1) {
+    std::fprintf(stderr, "bench_overlap: ROWS and THREADS must be positive, COLS a positive multiple of 32\n");
+    return 1;
+  }
   std::mt19937 rng(1);
   const RandomMatrix m = random_matrix(type, rows, cols, rng);
   if (!m.view.packed) {
