@@ -39,6 +39,7 @@ struct ServeArgs {
   int32_t session_turns = 5;
   int64_t session_ttl_s = 86400;
   int64_t response_cache_ttl_s = 3600;
+  std::string response_cache_scope = "key";
   std::string static_answers_mode = "degraded";
   serve::OpsOptions ops;  // keys, rate limits, validation, admission, degradation (docs/operations.md)
 };
@@ -104,6 +105,7 @@ void run_serve(ServeArgs& a) {
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;
   ctx.services.response_cache_ttl = std::chrono::seconds(a.response_cache_ttl_s);
+  ctx.services.cache_per_key = a.response_cache_scope == "key";
   ctx.services.static_mode = parse_static_mode(a.static_answers_mode);
   serve::StaticAnswersSignal reload_on_sighup(ctx.services.static_answers);
   a.ops.redis_url = a.state.redis_url;  // rate buckets shared with the other replicas
@@ -121,7 +123,8 @@ void run_serve(ServeArgs& a) {
 void add_ops_options(CLI::App& cmd, serve::OpsOptions& o) {
   serve::OpsSettings& s = o.settings;
   cmd.add_option("--api-key", o.api_keys, "API key clients must send as 'Authorization: Bearer KEY' (repeatable)");
-  cmd.add_option("--api-keys-file", o.api_keys_file, "JSON file of keys: [{\"name\", \"key\", \"rps\", \"tpm\"}]");
+  cmd.add_option("--admin-key", o.admin_keys, "key for the admin routes (/admin/...), valid for the API too (repeatable)");
+  cmd.add_option("--api-keys-file", o.api_keys_file, "JSON file of keys: [{\"name\", \"key\", \"rps\", \"tpm\", \"admin\"}]");
   cmd.add_option("--rate-limit-rps", o.rate.rps, "requests per second per key (per client IP without keys); 0 = off")->capture_default_str();
   cmd.add_option("--rate-limit-burst", o.rate.burst, "requests at once per key (0: the rps, at least 1)")->capture_default_str();
   cmd.add_option("--rate-limit-tpm", o.rate.tpm, "tokens (prompt + max_tokens) per minute per key; 0 = off")->capture_default_str();
@@ -167,6 +170,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--session-ttl", a.session_ttl_s, "seconds an idle session lives by default")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
   cmd.add_option("--response-cache-bytes", a.response_cache_bytes, "response cache budget (bytes, 64M, 1G; 0 = off)")->capture_default_str();
   cmd.add_option("--response-cache-ttl", a.response_cache_ttl_s, "seconds a cached answer lives")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
+  cmd.add_option("--response-cache-scope", a.response_cache_scope, "who a cached answer serves: the API key that caused it (key) or every client (global)")->capture_default_str()->check(CLI::IsMember({"key", "global"}));
   cmd.add_option("--static-answers", a.state.static_answers, "JSON or YAML file of canonical questions and answers");
   cmd.add_option("--static-answers-mode", a.static_answers_mode, "when static answers are served: always, degraded or off")->capture_default_str()->check(CLI::IsMember({"always", "degraded", "off"}));
   add_ops_options(cmd, a.ops);

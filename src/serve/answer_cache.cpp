@@ -56,7 +56,7 @@ std::string last_user_text(const std::vector<ChatMessage>& messages) {
 }
 
 void plan_answer(ApiContext& ctx, const json& body, const GenerationParams& params, const EngineRequests& requests,
-                 bool chat, AnswerPlan& plan) {
+                 bool chat, const std::string& api_key, AnswerPlan& plan) {
   StateServices& s = ctx.services;
   if (chat && s.static_answers && params.n == 1 && static_answers_on(ctx)) {
     if (const auto answer = s.static_answers->match(plan.user_text)) {
@@ -68,7 +68,8 @@ void plan_answer(ApiContext& ctx, const json& body, const GenerationParams& para
     }
   }
   if (!s.response_cache || !is_cacheable(params) || !get_bool(body, "cache").value_or(true)) return;
-  plan.cache_key = response_cache_key(ctx.model_id, ctx.fingerprint, requests.requests, params.seeded);
+  const CacheScope scope{ctx.model_id, ctx.fingerprint, s.cache_per_key ? api_key : ""};
+  plan.cache_key = response_cache_key(scope, requests.requests, params.seeded);
   plan.replay = cache_lookup(*s.response_cache, plan.cache_key);
   plan.cache_status = plan.replay ? "hit" : "miss";
 }

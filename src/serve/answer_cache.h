@@ -35,9 +35,11 @@ struct AnswerPlan {
 std::string last_user_text(const std::vector<ChatMessage>& messages);
 
 // Fills in the static answer (chat only: `chat`) or the cache lookup, unless
-// the request opts out with "cache": false.
+// the request opts out with "cache": false. `api_key`: the name of the key
+// that sent the request, whose own entries it is answered from (unless the
+// cache is shared: StateServices::cache_per_key).
 void plan_answer(ApiContext& ctx, const json& body, const GenerationParams& params, const EngineRequests& requests,
-                 bool chat, AnswerPlan& plan);
+                 bool chat, const std::string& api_key, AnswerPlan& plan);
 
 // Once every choice finished: a complete answer (stop or length) goes into
 // the cache (unless replayed) and becomes the session's turn; the session's

@@ -27,7 +27,7 @@ ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
   add_session_routes(router_, ctx_);
   add_static_routes(router_);
   // Upgrades never reach the router; a plain GET is told what to do.
-  router_.add("GET", "/v1/ws", [](const ExchangePtr&, const PathParams&) {
+  router_.add("GET", "/v1/ws", Access::Key, [](const ExchangePtr&, const PathParams&) {
     throw ApiError(426, "/v1/ws takes WebSocket upgrade requests", "invalid_request_error", "", "upgrade_required");
   });
 }

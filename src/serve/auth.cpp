@@ -1,5 +1,6 @@
 #include "serve/auth.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,9 +19,10 @@ KeyStore::KeyStore(std::vector<ApiKey> keys) : keys_(std::move(keys)) {
   }
 }
 
-std::vector<ApiKey> KeyStore::from_flags(const std::vector<std::string>& keys) {
+std::vector<ApiKey> KeyStore::from_flags(const std::vector<std::string>& keys, bool admin) {
   std::vector<ApiKey> out;
-  for (size_t i = 0; i < keys.size(); ++i) out.push_back({"key" + std::to_string(i + 1), keys[i]});
+  for (size_t i = 0; i < keys.size(); ++i)
+    out.push_back({(admin ? "admin" : "key") + std::to_string(i + 1), keys[i], 0, 0, admin});
   return out;
 }
 
@@ -36,9 +38,21 @@ std::vector<ApiKey> KeyStore::from_file(const std::string& path) {
     ApiKey k{e["name"], e["key"]};
     if (e.contains("rps")) k.rps = e["rps"].get<double>();
     if (e.contains("tpm")) k.tpm = e["tpm"].get<double>();
+    if (e.contains("admin")) {
+      if (!e["admin"].is_boolean()) throw Error("--api-keys-file: 'admin' of '" + k.name + "' must be true or false");
+      k.admin = e["admin"].get<bool>();
+    }
     out.push_back(std::move(k));
   }
   return out;
+}
+
+bool KeyStore::api_keys_required() const {
+  return std::any_of(keys_.begin(), keys_.end(), [](const ApiKey& k) { return !k.admin; });
+}
+
+bool KeyStore::has_admin() const {
+  return std::any_of(keys_.begin(), keys_.end(), [](const ApiKey& k) { return k.admin; });
 }
 
 const ApiKey* KeyStore::find(std::string_view presented) const {
@@ -63,13 +77,7 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-bool requires_key(const HttpRequest& request) {
-  const std::string_view path = request.path();
-  if (path == "/chat") return true;
-  return path.starts_with("/v1/") && path != "/v1/stats";
-}
-
-std::string presented_key(const HttpRequest& request) {
+std::string presented_key(const HttpRequest& request, bool query_allowed) {
   if (const std::string* auth = request.header("authorization")) {
     std::string_view v = *auth;
     if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer ")) {
@@ -79,7 +87,7 @@ std::string presented_key(const HttpRequest& request) {
       return std::string(v);
     }
   }
-  if (request.path() == "/v1/ws") return request.query_param("api_key");
+  if (query_allowed) return request.query_param("api_key");
   return "";
 }
 

@@ -63,7 +63,7 @@ void batch_chat(const ExchangePtr& ex, ApiContext& ctx) {
 }  // namespace
 
 void add_batch_route(Router& router, ApiContext& ctx) {
-  router.add("POST", "/chat", [&ctx](const ExchangePtr& ex, const PathParams&) { batch_chat(ex, ctx); });
+  router.add("POST", "/chat", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { batch_chat(ex, ctx); });
 }
 
 }  // namespace parley::serve

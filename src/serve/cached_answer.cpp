@@ -116,12 +116,12 @@ bool is_cacheable(const GenerationParams& params) {
   return params.sampling.temperature == 0.0f || params.seeded;
 }
 
-std::string response_cache_key(const std::string& model_id, const std::string& fingerprint,
-                               const std::vector<Request>& requests, bool seeded) {
+std::string response_cache_key(const CacheScope& scope, const std::vector<Request>& requests, bool seeded) {
   KeyHasher h;
-  h.add("parley-response/1");
-  h.add(model_id);
-  h.add(fingerprint);
+  h.add("parley-response/2");
+  h.add(scope.model_id);
+  h.add(scope.fingerprint);
+  h.add(scope.tenant);
   h.add_raw(uint64_t(requests.size()));
   for (const Request& r : requests) add_request(h, r, seeded);
   return h.hex();

@@ -22,11 +22,15 @@ std::optional<RecordedAnswer> decode_answer(const std::string& bytes);
 
 // Only deterministic requests are cached: greedy, or an explicit seed.
 bool is_cacheable(const GenerationParams& params);
-// Hex SHA-1 of the model and, per engine request, the prompt tokens and every
+// Who may be answered from one cache entry: clients of one model and, unless
+// `tenant` is "" (a cache shared by every key), of one API key (its name).
+struct CacheScope {
+  std::string model_id, fingerprint, tenant;
+};
+// Hex SHA-1 of the scope and, per engine request, the prompt tokens and every
 // field that changes the output (a random seed is left out: it does not
 // matter when greedy, and a seeded request's seed is in the key).
-std::string response_cache_key(const std::string& model_id, const std::string& fingerprint,
-                               const std::vector<Request>& requests, bool seeded);
+std::string response_cache_key(const CacheScope& scope, const std::vector<Request>& requests, bool seeded);
 
 // A fixed text as a one-choice answer that finished with "stop".
 RecordedAnswer fixed_answer(const std::string& text, int32_t prompt_tokens, int32_t completion_tokens);

@@ -29,6 +29,23 @@ constexpr auto kLingerTimeout = std::chrono::seconds(2);
 
 class HttpExchange;
 
+// RFC 9112 §6.3: a request body is framed by Content-Length, or by a
+// Transfer-Encoding that is exactly "chunked" in HTTP/1.1. Anything else
+// ("chunked, identity", "xchunked", "gzip, chunked", several headers, HTTP/1.0)
+// is a length that a proxy in front may read differently (request smuggling):
+// such a request is refused and its connection closed.
+bool framing_is_plain(const http::request<http::string_body>& req) {
+  const auto encodings = req.equal_range(http::field::transfer_encoding);
+  if (encodings.first == encodings.second) return true;
+  if (std::next(encodings.first) != encodings.second || req.version() < 11 ||
+      req.find(http::field::content_length) != req.end())
+    return false;
+  std::string_view value = encodings.first->value();
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  return beast::iequals(value, "chunked");
+}
+
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(tcp::socket socket, const SessionEnv& env) : stream_(std::move(socket)), env_(env) {
@@ -218,6 +235,8 @@ void HttpSession::on_header(beast::error_code ec) {
   // A Content-Length over the limit fails here, before the body is sent.
   if (ec == http::error::body_limit) return refuse_too_large();
   if (ec) return refuse(400, "Malformed HTTP request: " + ec.message());
+  if (!framing_is_plain(parser_->get()))
+    return refuse(400, "Transfer-Encoding must be exactly 'chunked' (HTTP/1.1, without Content-Length)");
   if (beast::iequals(parser_->get()[http::field::expect], "100-continue") && !parser_->is_done())
     write("HTTP/1.1 100 Continue\r\n\r\n");
   read_body();

@@ -13,22 +13,30 @@ ApiError invalid_key(bool presented) {
                   "invalid_request_error", "", "invalid_api_key");
 }
 
-// Sets the key's name on the exchange; throws 401 when a key is required and
-// the request has none or a wrong one.
-void authenticate(Exchange& ex, ApiContext& ctx) {
-  if (!ctx.keys.enabled() || !requires_key(ex.request())) return;
-  const std::string presented = presented_key(ex.request());
+ApiError forbidden(std::string message, std::string code) {
+  return ApiError(403, std::move(message), "invalid_request_error", "", std::move(code));
+}
+
+// Sets the key's name on the exchange; throws 401 when the route needs a key
+// and the request has none or a wrong one, 403 when it needs an admin key.
+void authenticate(Exchange& ex, ApiContext& ctx, Access access, bool query_key = false) {
+  if (access == Access::Public || (access == Access::Key && !ctx.keys.api_keys_required())) return;
+  if (access == Access::Admin && !ctx.keys.has_admin())
+    throw forbidden("Admin routes are off: start the server with --admin-key (or an \"admin\": true entry in "
+                    "--api-keys-file)", "admin_disabled");
+  const std::string presented = presented_key(ex.request(), query_key);
   const ApiKey* key = presented.empty() ? nullptr : ctx.keys.find(presented);
   if (!key) {
     ++ctx.metrics.unauthorized;
     ex.set_header("WWW-Authenticate", "Bearer");
     throw invalid_key(!presented.empty());
   }
+  if (access == Access::Admin && !key->admin) throw forbidden("This route needs an admin key", "permission_denied");
   ex.set_api_key_name(key->name);
 }
 
-void limit_rate(Exchange& ex, ApiContext& ctx) {
-  if (!ctx.rate_limiter || !requires_key(ex.request())) return;
+void limit_rate(Exchange& ex, ApiContext& ctx, Access access) {
+  if (!ctx.rate_limiter || access == Access::Public) return;
   try {
     ctx.rate_limiter->admit_request(ex);
   } catch (const ApiError&) {
@@ -38,9 +46,9 @@ void limit_rate(Exchange& ex, ApiContext& ctx) {
 }
 
 // JSON bodies of API requests: UTF-8, control characters, messages, blocklist.
-void validate(const Exchange& ex, ApiContext& ctx) {
+void validate(const Exchange& ex, ApiContext& ctx, Access access) {
   const HttpRequest& r = ex.request();
-  if (r.method != "POST" || !requires_key(r) || r.body.empty()) return;
+  if (r.method != "POST" || access == Access::Public || r.body.empty()) return;
   try {
     validate_body_bytes(r.body);
     const json body = json::parse(r.body, nullptr, false);
@@ -55,26 +63,26 @@ void validate(const Exchange& ex, ApiContext& ctx) {
 }  // namespace
 
 void add_protection(Router& router, ApiContext& ctx) {
-  router.use([&ctx](const ExchangePtr& ex) {
-    authenticate(*ex, ctx);
-    limit_rate(*ex, ctx);
-    validate(*ex, ctx);
+  router.use([&ctx](const ExchangePtr& ex, Access access) {
+    authenticate(*ex, ctx, access);
+    limit_rate(*ex, ctx, access);
+    validate(*ex, ctx, access);
     return true;
   });
 }
 
 void check_ws_message(Exchange& ex, ApiContext& ctx) {
-  authenticate(ex, ctx);
-  limit_rate(ex, ctx);
-  validate(ex, ctx);
+  authenticate(ex, ctx, Access::Key, true);
+  limit_rate(ex, ctx, Access::Key);
+  validate(ex, ctx, Access::Key);
 }
 
 UpgradeGate websocket_gate(ApiContext& ctx) {
   return [&ctx](const HttpRequest& request) -> std::optional<HttpResponse> {
     DetachedExchange ex(request);
     try {
-      authenticate(ex, ctx);
-      limit_rate(ex, ctx);
+      authenticate(ex, ctx, Access::Key, true);
+      limit_rate(ex, ctx, Access::Key);
       return std::nullopt;
     } catch (const ApiError& e) {
       HttpResponse r = error_response(e);
@@ -87,7 +95,9 @@ UpgradeGate websocket_gate(ApiContext& ctx) {
 ResponseObserver access_log(ApiContext& ctx) {
   return [&ctx](const Exchange& ex, const ResponseRecord& rec) {
     ctx.metrics.count_response(ex.route(), rec.status);
-    if (!ctx.log.enabled(obs::LogLevel::Info)) return;
+    // A 5xx is the server's fault: logged at error level, so it shows at every level but "off".
+    const obs::LogLevel level = rec.status >= 500 ? obs::LogLevel::Error : obs::LogLevel::Info;
+    if (!ctx.log.enabled(level)) return;
     const HttpRequest& r = ex.request();
     json line = {{"request_id", ex.request_id()},
                  {"method", r.method},
@@ -100,7 +110,7 @@ ResponseObserver access_log(ApiContext& ctx) {
     if (!ex.api_key_name().empty()) line["key"] = ex.api_key_name();
     if (rec.client_gone) line["client_gone"] = true;
     if (ctx.ops.log_content && !r.body.empty()) line["body"] = r.body;
-    ctx.log.log(rec.status >= 500 ? obs::LogLevel::Error : obs::LogLevel::Info, "access", line);
+    ctx.log.log(level, "access", line);
   };
 }
 

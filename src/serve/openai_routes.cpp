@@ -16,7 +16,7 @@ void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
   AnswerPlan plan;
   const auto tokens = chat_prompt(ctx, body, params, request_api_key(*ex), plan);
   EngineRequests requests = build_requests(params, {tokens}, ctx.limits.context_length);
-  plan_answer(ctx, body, params, requests, true, plan);
+  plan_answer(ctx, body, params, requests, true, request_api_key(*ex), plan);
   OpenAiResponder::start(ex, ctx, make_meta(Api::Chat, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0),
                          params, std::move(requests), {}, std::move(plan));
 }
@@ -40,7 +40,7 @@ void completions(const ExchangePtr& ex, ApiContext& ctx) {
   EngineRequests requests = build_requests(params, prompts, ctx.limits.context_length);
   require_ready(ctx);
   AnswerPlan plan;
-  plan_answer(ctx, body, params, requests, false, plan);
+  plan_answer(ctx, body, params, requests, false, request_api_key(*ex), plan);
   OpenAiResponder::start(ex, ctx,
                          make_meta(Api::Completions, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0),
                          params, std::move(requests), std::move(echoes), std::move(plan));
@@ -53,12 +53,12 @@ json model_json(const ApiContext& ctx) {
 }  // namespace
 
 void add_openai_routes(Router& router, ApiContext& ctx) {
-  router.add("POST", "/v1/chat/completions", [&ctx](const ExchangePtr& ex, const PathParams&) { chat_completions(ex, ctx); });
-  router.add("POST", "/v1/completions", [&ctx](const ExchangePtr& ex, const PathParams&) { completions(ex, ctx); });
-  router.add("GET", "/v1/models", [&ctx](const ExchangePtr& ex, const PathParams&) {
+  router.add("POST", "/v1/chat/completions", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { chat_completions(ex, ctx); });
+  router.add("POST", "/v1/completions", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { completions(ex, ctx); });
+  router.add("GET", "/v1/models", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) {
     ex->respond(json_response(200, {{"object", "list"}, {"data", json::array({model_json(ctx)})}}));
   });
-  router.add("GET", "/v1/models/{id}", [&ctx](const ExchangePtr& ex, const PathParams& params) {
+  router.add("GET", "/v1/models/{id}", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams& params) {
     if (params.at("id") != ctx.model_id)
       throw not_found("The model '" + params.at("id") + "' does not exist", "model_not_found");
     ex->respond(json_response(200, model_json(ctx)));

@@ -18,6 +18,7 @@ std::unique_ptr<state::RateBuckets> make_buckets(const std::string& redis_url,
 
 std::vector<ApiKey> all_keys(const OpsOptions& o) {
   std::vector<ApiKey> keys = KeyStore::from_flags(o.api_keys);
+  for (ApiKey& k : KeyStore::from_flags(o.admin_keys, true)) keys.push_back(std::move(k));
   if (!o.api_keys_file.empty())
     for (ApiKey& k : KeyStore::from_file(o.api_keys_file)) keys.push_back(std::move(k));
   return keys;
@@ -59,7 +60,7 @@ OpsSetup::OpsSetup(const OpsOptions& o, ApiContext& ctx, const EngineConfig& eng
     ctx.fallback_engine = fallback_engine_.get();
   }
   ctx.log.log(obs::LogLevel::Info, "ops",
-              {{"api_keys", ctx.keys.enabled()}, {"rate_limits", bool(ctx.rate_limiter)},
+              {{"api_keys", ctx.keys.api_keys_required()}, {"admin_keys", ctx.keys.has_admin()}, {"rate_limits", bool(ctx.rate_limiter)},
                {"blocklist_patterns", ctx.blocklist ? ctx.blocklist->size() : 0},
                {"fallback_model", o.fallback_model}, {"max_rss", ctx.ops.max_rss}});
 }

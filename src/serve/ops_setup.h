@@ -19,7 +19,8 @@ namespace parley::serve {
 
 struct OpsOptions {
   std::vector<std::string> api_keys;  // --api-key (repeatable)
-  std::string api_keys_file;          // --api-keys-file: [{name, key, rps, tpm}]
+  std::vector<std::string> admin_keys;  // --admin-key (repeatable): admin routes and the API
+  std::string api_keys_file;          // --api-keys-file: [{name, key, rps, tpm, admin}]
   RateLimits rate;                    // --rate-limit-rps/-burst/-tpm
   std::string redis_url;              // rate buckets shared through Redis ("" = local)
   std::string blocklist;              // --blocklist FILE

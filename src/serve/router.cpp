@@ -1,24 +1,28 @@
 #include "serve/router.h"
 
 #include <exception>
+#include <stdexcept>
 
 #include "serve/api_error.h"
 
 namespace parley::serve {
 namespace {
 
-std::vector<std::string_view> split_path(std::string_view path) {
-  std::vector<std::string_view> out;
-  while (!path.empty()) {
-    if (path.front() == '/') {
-      path.remove_prefix(1);
-      continue;
-    }
+// The segments of a canonical path ("/a/b" -> {"a", "b"}; "/" -> {}); false
+// for "", "//a", "/a/", "/a//b", "/./a" or "/a/..": such spellings name no route.
+bool split_path(std::string_view path, std::vector<std::string_view>& out) {
+  out.clear();
+  if (!path.starts_with('/')) return false;
+  if (path == "/") return true;
+  path.remove_prefix(1);
+  for (;;) {
     const size_t slash = path.find('/');
-    out.push_back(path.substr(0, slash));
-    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash);
+    const std::string_view segment = path.substr(0, slash);
+    if (segment.empty() || segment == "." || segment == "..") return false;
+    out.push_back(segment);
+    if (slash == std::string_view::npos) return true;
+    path.remove_prefix(slash + 1);
   }
-  return out;
 }
 
 bool is_param(std::string_view segment) {
@@ -27,9 +31,11 @@ bool is_param(std::string_view segment) {
 
 }  // namespace
 
-void Router::add(std::string method, std::string pattern, Handler handler) {
-  Route r{std::move(method), pattern, {}, std::move(handler)};
-  for (std::string_view s : split_path(pattern)) r.segments.emplace_back(s);
+void Router::add(std::string method, std::string pattern, Access access, Handler handler) {
+  Route r{std::move(method), pattern, {}, access, std::move(handler)};
+  std::vector<std::string_view> segments;
+  if (!split_path(pattern, segments)) throw std::invalid_argument("Router: '" + pattern + "' is not a canonical path");
+  for (std::string_view s : segments) r.segments.emplace_back(s);
   routes_.push_back(std::move(r));
 }
 
@@ -46,20 +52,24 @@ bool Router::match(const Route& route, const std::vector<std::string_view>& path
 }
 
 void Router::dispatch(const ExchangePtr& exchange) const {
-  const auto path = split_path(exchange->request().path());
+  const HttpRequest& request = exchange->request();
+  // HEAD is GET without the body (Exchange::respond leaves it out).
+  const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
+  std::vector<std::string_view> path;
+  const bool canonical = split_path(request.path(), path);
   std::string allowed;
   for (const Route& r : routes_) {
     PathParams params;
-    if (!match(r, path, params)) continue;
-    if (r.method == exchange->request().method) return run(exchange, r, params);
-    allowed += (allowed.empty() ? "" : ", ") + r.method;
+    if (!canonical || !match(r, path, params)) continue;
+    if (r.method == method) return run(exchange, r, params);
+    allowed += (allowed.empty() ? "" : ", ") + r.method + (r.method == "GET" ? ", HEAD" : "");
   }
   if (allowed.empty()) {
-    answer_error(exchange, not_found("Unknown route " + exchange->request().method + " " +
-                                     std::string(exchange->request().path())));
+    answer_error(exchange, not_found("Unknown route " + request.method + " " + std::string(request.path()) +
+                                     (canonical ? "" : " (paths are matched exactly: no empty segment, trailing '/', '.' or '..')")));
     return;
   }
-  HttpResponse r = error_response(ApiError(405, "Method " + exchange->request().method + " not allowed; use " + allowed,
+  HttpResponse r = error_response(ApiError(405, "Method " + request.method + " not allowed; use " + allowed,
                                            "invalid_request_error", "", "method_not_allowed"));
   r.headers.emplace_back("Allow", allowed);
   exchange->respond(std::move(r));
@@ -69,7 +79,7 @@ void Router::run(const ExchangePtr& exchange, const Route& route, const PathPara
   exchange->set_route(route.pattern);
   try {
     for (const Middleware& m : middleware_)
-      if (!m(exchange)) return;
+      if (!m(exchange, route.access)) return;
     route.handler(exchange, params);
   } catch (const ApiError& e) {
     answer_error(exchange, e);

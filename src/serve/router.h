@@ -1,8 +1,13 @@
 #pragma once
 // Routes requests by method and path ("/v1/models/{id}" patterns) through a
-// chain of middleware (API keys, rate limits, validation: middleware.h) to handlers. Unknown
-// paths are 404, known paths with another method 405; an ApiError thrown by a
-// handler becomes its JSON error response and anything else a 500.
+// chain of middleware (API keys, rate limits, validation: middleware.h) to handlers. Each
+// route declares who may call it (Access); the middleware decides from that,
+// never from the request's spelling of the path. Paths match only in their
+// canonical form (no empty segment, no trailing '/', no "." or "..", literal
+// segments byte for byte), so a proxy and Parley cannot disagree on which
+// route a path names. Unknown or non-canonical paths are 404, known paths
+// with another method 405, HEAD runs the GET route without its body; an
+// ApiError thrown by a handler becomes its JSON error response and anything else a 500.
 #include <functional>
 #include <map>
 #include <string>
@@ -13,14 +18,19 @@
 
 namespace parley::serve {
 
+// Who may call a route: anyone, holders of an API key (anyone while the
+// server has no API keys), or holders of an admin key only.
+enum class Access { Public, Key, Admin };
+
 using PathParams = std::map<std::string, std::string>;
 using Handler = std::function<void(const ExchangePtr&, const PathParams&)>;
-// Returns false after answering the exchange itself (the request stops there).
-using Middleware = std::function<bool(const ExchangePtr&)>;
+// Runs with the matched route's access; returns false after answering the
+// exchange itself (the request stops there).
+using Middleware = std::function<bool(const ExchangePtr&, Access)>;
 
 class Router {
  public:
-  void add(std::string method, std::string pattern, Handler handler);
+  void add(std::string method, std::string pattern, Access access, Handler handler);
   void use(Middleware middleware) { middleware_.push_back(std::move(middleware)); }
   void dispatch(const ExchangePtr& exchange) const;
 
@@ -29,6 +39,7 @@ class Router {
     std::string method;
     std::string pattern;
     std::vector<std::string> segments;  // "{name}" matches any one segment
+    Access access;
     Handler handler;
   };
   static bool match(const Route& route, const std::vector<std::string_view>& path, PathParams& params);

@@ -27,6 +27,9 @@ struct StateServices {
   int32_t session_turns = 5;     // default max_turns of a new session
   int64_t session_ttl_s = 86400;  // default ttl_s of a new session
   std::chrono::seconds response_cache_ttl{3600};
+  // Cached answers serve only the API key that caused them (no key can probe
+  // what another asked); false: one cache for every key.
+  bool cache_per_key = true;
   StaticAnswersMode static_mode = StaticAnswersMode::Degraded;
 
   std::atomic<uint64_t> static_answers_served{0};

@@ -4,6 +4,7 @@
 #include "serve/api_error.h"
 #include "serve/routes.h"
 #include "serve/session_chat.h"
+#include "state/session_rules.h"
 #include "util/error.h"
 
 namespace parley::serve {
@@ -91,11 +92,22 @@ int parse_limit(const std::string& text) {
   throw invalid_request("'limit' must be an integer from 1 to 100", "limit", "invalid_value");
 }
 
+// `after` as given, once it is known to be a cursor a listing handed out.
+std::string parse_after(const std::string& text) {
+  if (text.empty()) return text;
+  try {
+    state::decode_cursor(text);
+    return text;
+  } catch (const Error&) {
+    throw invalid_request("'after' must be a 'next_cursor' value from an earlier listing", "after", "invalid_value");
+  }
+}
+
 void list(const ExchangePtr& ex, ApiContext& ctx) {
   const HttpRequest& r = ex->request();
   const int limit = parse_limit(r.query_param("limit"));
-  const state::SessionPage page =
-      store(ctx).list(decode_query(r.query_param("user")), request_api_key(*ex), decode_query(r.query_param("after")), limit);
+  const std::string after = parse_after(decode_query(r.query_param("after")));
+  const state::SessionPage page = store(ctx).list(decode_query(r.query_param("user")), request_api_key(*ex), after, limit);
   json data = json::array();
   for (const state::Session& s : page.sessions) data.push_back(session_json(s, false));
   ex->respond(json_response(200, {{"object", "list"},
@@ -119,17 +131,17 @@ void reload_static_answers(const ExchangePtr& ex, ApiContext& ctx) {
 }  // namespace
 
 void add_session_routes(Router& router, ApiContext& ctx) {
-  router.add("POST", "/v1/sessions", [&ctx](const ExchangePtr& ex, const PathParams&) { create(ex, ctx); });
-  router.add("GET", "/v1/sessions", [&ctx](const ExchangePtr& ex, const PathParams&) { list(ex, ctx); });
-  router.add("GET", "/v1/sessions/{id}", [&ctx](const ExchangePtr& ex, const PathParams& p) {
+  router.add("POST", "/v1/sessions", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { create(ex, ctx); });
+  router.add("GET", "/v1/sessions", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { list(ex, ctx); });
+  router.add("GET", "/v1/sessions/{id}", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams& p) {
     ex->respond(json_response(200, session_json(visible_session(ctx, ex, p.at("id")), true)));
   });
-  router.add("DELETE", "/v1/sessions/{id}", [&ctx](const ExchangePtr& ex, const PathParams& p) {
+  router.add("DELETE", "/v1/sessions/{id}", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams& p) {
     const std::string id = visible_session(ctx, ex, p.at("id")).id;
     store(ctx).remove(id);
     ex->respond(json_response(200, {{"id", id}, {"object", "session.deleted"}, {"deleted", true}}));
   });
-  router.add("POST", "/admin/static-answers/reload",
+  router.add("POST", "/admin/static-answers/reload", Access::Admin,
              [&ctx](const ExchangePtr& ex, const PathParams&) { reload_static_answers(ex, ctx); });
 }
 

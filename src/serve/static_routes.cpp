@@ -58,9 +58,9 @@ HttpResponse static_response(const WebAsset& asset, const HttpRequest& request) 
 }
 
 void add_static_routes(Router& router) {
-  router.add("GET", "/", [](const ExchangePtr& ex, const PathParams&) { serve_file(ex, "index.html"); });
-  router.add("GET", "/dashboard", [](const ExchangePtr& ex, const PathParams&) { serve_file(ex, "dashboard.html"); });
-  router.add("GET", "/static/{name}", [](const ExchangePtr& ex, const PathParams& p) { serve_file(ex, p.at("name")); });
+  router.add("GET", "/", Access::Public, [](const ExchangePtr& ex, const PathParams&) { serve_file(ex, "index.html"); });
+  router.add("GET", "/dashboard", Access::Public, [](const ExchangePtr& ex, const PathParams&) { serve_file(ex, "dashboard.html"); });
+  router.add("GET", "/static/{name}", Access::Public, [](const ExchangePtr& ex, const PathParams& p) { serve_file(ex, p.at("name")); });
 }
 
 }  // namespace parley::serve

@@ -6,17 +6,17 @@
 namespace parley::serve {
 
 void add_status_routes(Router& router, ApiContext& ctx) {
-  router.add("GET", "/health", [](const ExchangePtr& ex, const PathParams&) {
+  router.add("GET", "/health", Access::Public, [](const ExchangePtr& ex, const PathParams&) {
     ex->respond(json_response(200, {{"status", "ok"}}));
   });
-  router.add("GET", "/ready", [&ctx](const ExchangePtr& ex, const PathParams&) {
+  router.add("GET", "/ready", Access::Public, [&ctx](const ExchangePtr& ex, const PathParams&) {
     const bool ready = ctx.state.ready && !ctx.state.draining;
     ex->respond(json_response(ready ? 200 : 503, {{"ready", ready}, {"model", ctx.model_id}}));
   });
-  router.add("GET", "/v1/stats", [&ctx](const ExchangePtr& ex, const PathParams&) {
+  router.add("GET", "/v1/stats", Access::Public, [&ctx](const ExchangePtr& ex, const PathParams&) {
     ex->respond(json_response(200, stats_json(ctx)));
   });
-  router.add("GET", "/metrics", [&ctx](const ExchangePtr& ex, const PathParams&) {
+  router.add("GET", "/metrics", Access::Public, [&ctx](const ExchangePtr& ex, const PathParams&) {
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = prometheus_text(ctx);

@@ -70,7 +70,7 @@ void WsConversation::start(const json& message, Exchange& admission) {
   AnswerPlan plan;
   EngineRequests requests = build_requests(
       params, {message_prompt(message, ctx_, params, request_api_key(admission), plan)}, ctx_.limits.context_length);
-  plan_answer(ctx_, message, params, requests, is_chat(message), plan);
+  plan_answer(ctx_, message, params, requests, is_chat(message), request_api_key(admission), plan);
   auto channel = channel_.lock();
   if (!channel) return;
   // Admission may refuse (the plan then releases a session's turn lock); the

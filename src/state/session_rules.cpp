@@ -42,7 +42,7 @@ ListPosition decode_cursor(const std::string& cursor) {
   const size_t dot = cursor.find('.');
   const char* end = cursor.data() + (dot == std::string::npos ? cursor.size() : dot);
   const auto [ptr, ec] = std::from_chars(cursor.data(), end, p.updated_ms);
-  if (dot == std::string::npos || ec != std::errc() || ptr != end || dot + 1 == cursor.size())
+  if (dot == std::string::npos || ec != std::errc() || ptr != end || dot + 1 == cursor.size() || p.updated_ms < 0)
     throw Error("invalid cursor '" + cursor + "'");
   p.id = cursor.substr(dot + 1);
   return p;

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { startServer, sleep, stats } from './server.mjs';
 
+const ADMIN_KEY = 'cache-admin-key';
+const adminAuth = { authorization: `Bearer ${ADMIN_KEY}` };
 let server;
 let dir;
 let answersFile;
@@ -16,7 +18,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'parley-cache-'));
   answersFile = join(dir, 'answers.json');
   writeAnswers([{ questions: ['What is Parley?', 'Who made you?'], answer: 'Parley is a CPU inference server.' }]);
-  server = await startServer(['--static-answers', answersFile, '--static-answers-mode', 'always']);
+  server = await startServer(['--static-answers', answersFile, '--static-answers-mode', 'always', '--admin-key', ADMIN_KEY]);
 });
 after(async () => {
   assert.equal((await server.stop()).code, 0);
@@ -177,13 +179,13 @@ test('static answers match after normalisation, stream, and reload by endpoint a
   assert.equal((await chatJson({ messages: fresh(), temperature: 0 })).isStatic, null);
 
   writeAnswers([{ questions: ['Where are you?'], answer: 'On a CPU.' }, { questions: ['What is Parley?'], answer: 'Version two.' }]);
-  const reload = await fetch(`${server.url}/admin/static-answers/reload`, { method: 'POST' });
+  const reload = await fetch(`${server.url}/admin/static-answers/reload`, { method: 'POST', headers: adminAuth });
   assert.equal(reload.status, 200);
   assert.deepEqual(await reload.json(), { reloaded: true, answers: 2 });
   assert.equal((await chatJson({ messages: [{ role: 'user', content: 'where are you' }] })).body.choices[0].message.content, 'On a CPU.');
 
   writeFileSync(answersFile, '{"answers": [');  // broken: the old table stays
-  const bad = await fetch(`${server.url}/admin/static-answers/reload`, { method: 'POST' });
+  const bad = await fetch(`${server.url}/admin/static-answers/reload`, { method: 'POST', headers: adminAuth });
   assert.equal(bad.status, 400);
   assert.equal((await chatJson({ messages: [{ role: 'user', content: 'What is Parley?' }] })).body.choices[0].message.content, 'Version two.');
 
@@ -196,4 +198,26 @@ test('static answers match after normalisation, stream, and reload by endpoint a
   }
   assert.equal(content, 'Reloaded by SIGHUP.');
   assert.ok((await stats(server.url)).static_answers_served >= 5);
+});
+
+test('cached answers serve only the API key that caused them, unless --response-cache-scope global', async () => {
+  const keys = ['tenant-a-key', 'tenant-b-key'];
+  for (const [scope, bHits] of [['key', 'miss'], ['global', 'hit']]) {
+    const scoped = await startServer([...keys.flatMap((k) => ['--api-key', k]), '--response-cache-scope', scope]);
+    try {
+      const ask = async (key) => {
+        const r = await fetch(`${scoped.url}/v1/chat/completions`, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify({ messages: [{ role: 'user', content: 'Did anyone ask this?' }], max_tokens: 8, temperature: 0 }),
+        });
+        assert.equal(r.status, 200);
+        return r.headers.get('x-parley-cache');
+      };
+      assert.equal(await ask(keys[0]), 'miss', scope);
+      assert.equal(await ask(keys[0]), 'hit', scope);
+      assert.equal(await ask(keys[1]), bHits, scope);
+    } finally {
+      await scoped.stop();
+    }
+  }
 });

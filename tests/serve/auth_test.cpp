@@ -29,12 +29,12 @@ TEST(Auth, ConstantTimeEqualIsEquality) {
 
 TEST(Auth, FindsKeysByTheirSecret) {
   KeyStore keys(KeyStore::from_flags({"s3cret", "other"}));
-  ASSERT_TRUE(keys.enabled());
+  ASSERT_TRUE(keys.api_keys_required());
   ASSERT_NE(keys.find("other"), nullptr);
   EXPECT_EQ(keys.find("other")->name, "key2");
   EXPECT_EQ(keys.find("s3cre"), nullptr);
   EXPECT_EQ(keys.find(""), nullptr);
-  EXPECT_FALSE(KeyStore().enabled());
+  EXPECT_FALSE(KeyStore().api_keys_required());
   EXPECT_THROW(KeyStore(std::vector<ApiKey>{{"a", "k"}, {"b", "k"}}), Error);  // one key twice
   EXPECT_THROW(KeyStore(std::vector<ApiKey>{{"a", "k"}, {"a", "j"}}), Error);  // one name twice
   EXPECT_THROW(KeyStore(std::vector<ApiKey>{{"a", ""}}), Error);
@@ -54,20 +54,36 @@ TEST(Auth, ReadsAKeysFile) {
   std::remove(path.c_str());
 }
 
-TEST(Auth, WhichPathsNeedAKey) {
-  EXPECT_TRUE(requires_key(request("POST", "/v1/chat/completions")));
-  EXPECT_TRUE(requires_key(request("GET", "/v1/models")));
-  EXPECT_TRUE(requires_key(request("GET", "/v1/ws?api_key=x")));
-  EXPECT_TRUE(requires_key(request("POST", "/chat")));
-  for (const char* open : {"/health", "/ready", "/metrics", "/v1/stats", "/", "/dashboard", "/app.js"})
-    EXPECT_FALSE(requires_key(request("GET", open))) << open;
+TEST(Auth, AdminKeysAreMarkedAndAloneLeaveTheApiOpen) {
+  KeyStore admin_only(KeyStore::from_flags({"root"}, true));
+  EXPECT_TRUE(admin_only.has_admin());
+  EXPECT_FALSE(admin_only.api_keys_required());
+  ASSERT_NE(admin_only.find("root"), nullptr);
+  EXPECT_EQ(admin_only.find("root")->name, "admin1");
+  EXPECT_TRUE(admin_only.find("root")->admin);
+  KeyStore plain(KeyStore::from_flags({"k"}));
+  EXPECT_TRUE(plain.api_keys_required());
+  EXPECT_FALSE(plain.has_admin());
+  EXPECT_FALSE(KeyStore().api_keys_required());
+}
+
+TEST(Auth, KeysFileMarksAdmins) {
+  const std::string path = testing::TempDir() + "/parley_admin_keys.json";
+  std::ofstream(path) << R"([{"name": "ops", "key": "ko", "admin": true}, {"name": "app", "key": "ka"}])";
+  const auto keys = KeyStore::from_file(path);
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_TRUE(keys[0].admin);
+  EXPECT_FALSE(keys[1].admin);
+  std::ofstream(path) << R"([{"name": "ops", "key": "ko", "admin": "yes"}])";
+  EXPECT_THROW(KeyStore::from_file(path), Error);
+  std::remove(path.c_str());
 }
 
 TEST(Auth, PresentedKeyFromBearerOrWebSocketQuery) {
-  EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Bearer  abc "}})), "abc");
-  EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Basic abc"}})), "");
-  EXPECT_EQ(presented_key(request("GET", "/v1/ws?x=1&api_key=q1")), "q1");
-  EXPECT_EQ(presented_key(request("GET", "/v1/models?api_key=q1")), "");  // only for WebSocket upgrades
+  EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Bearer  abc "}}), false), "abc");
+  EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Basic abc"}}), false), "");
+  EXPECT_EQ(presented_key(request("GET", "/v1/ws?x=1&api_key=q1"), true), "q1");
+  EXPECT_EQ(presented_key(request("GET", "/v1/models?api_key=q1"), false), "");  // only for WebSocket upgrades
 }
 
 }  // namespace

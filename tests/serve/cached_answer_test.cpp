@@ -79,16 +79,18 @@ Request base_request() {
   return r;
 }
 
-std::string key_of(const Request& r, bool seeded = false) { return response_cache_key("m", "fp", {r}, seeded); }
+std::string key_of(const Request& r, bool seeded = false) { return response_cache_key({"m", "fp", ""}, {r}, seeded); }
 
 TEST(CachedAnswer, KeyCoversEveryOutputChangingField) {
   const Request base = base_request();
   const std::string k = key_of(base);
   EXPECT_EQ(k.size(), 40u);
   EXPECT_EQ(k, key_of(base));
-  EXPECT_NE(k, response_cache_key("other", "fp", {base}, false));
-  EXPECT_NE(k, response_cache_key("m", "fp2", {base}, false));
-  EXPECT_NE(k, response_cache_key("m", "fp", {base, base}, false));  // n = 2
+  EXPECT_NE(k, response_cache_key({"other", "fp", ""}, {base}, false));
+  EXPECT_NE(k, response_cache_key({"m", "fp2", ""}, {base}, false));
+  EXPECT_NE(k, response_cache_key({"m", "fp", "team-a"}, {base}, false));  // another tenant
+  EXPECT_NE(response_cache_key({"m", "fp", "team-a"}, {base}, false), response_cache_key({"m", "fp", "team-b"}, {base}, false));
+  EXPECT_NE(k, response_cache_key({"m", "fp", ""}, {base, base}, false));  // n = 2
   const std::vector<std::function<void(Request&)>> changes = {
       [](Request& r) { r.prompt.push_back(4); },
       [](Request& r) { r.sampling.temperature = 0.5f; },

@@ -18,23 +18,23 @@ using namespace std::chrono_literals;
 class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    router_.add("GET", "/hello", [](const ExchangePtr& ex, const PathParams&) {
+    router_.add("GET", "/hello", Access::Public, [](const ExchangePtr& ex, const PathParams&) {
       ex->respond(json_response(200, {{"hello", "world"}}));
     });
-    router_.add("POST", "/echo", [](const ExchangePtr& ex, const PathParams&) {
+    router_.add("POST", "/echo", Access::Public, [](const ExchangePtr& ex, const PathParams&) {
       HttpResponse r;
       r.content_type = "text/plain";
       r.body = ex->request().body;
       ex->respond(std::move(r));
     });
-    router_.add("GET", "/stream", [](const ExchangePtr& ex, const PathParams&) {
+    router_.add("GET", "/stream", Access::Public, [](const ExchangePtr& ex, const PathParams&) {
       ex->begin_stream(HttpResponse{200, "text/event-stream", {}, ""});
       std::thread([ex] {  // like the engine thread: posts to the connection's strand
         for (int i = 0; i < 5; ++i) ex->post([ex, i] { ex->send_chunk("data: " + std::to_string(i) + "\n\n"); });
         ex->post([ex] { ex->end_stream(); });
       }).detach();
     });
-    router_.add("GET", "/hang", [this](const ExchangePtr& ex, const PathParams&) {
+    router_.add("GET", "/hang", Access::Public, [this](const ExchangePtr& ex, const PathParams&) {
       ex->begin_stream(HttpResponse{200, "text/plain", {}, ""});
       ex->send_chunk("started");
       ex->on_disconnect([this, ex] {
@@ -110,6 +110,42 @@ TEST_F(HttpServerTest, MalformedRequestIs400) {
   RawClient c(port_);
   c.send("NOT HTTP AT ALL\r\n\r\n");
   EXPECT_EQ(c.read_response().status, 400);
+}
+
+// A body whose length a proxy could read otherwise is refused and the
+// connection closed, so the bytes after the headers never run as a request.
+TEST_F(HttpServerTest, OnlyPlainChunkedTransferEncodingIsAccepted) {
+  start();
+  const std::string smuggled = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::vector<std::string> heads = {
+      "Transfer-Encoding: chunked, identity\r\n", "Transfer-Encoding: xchunked\r\n",
+      "Transfer-Encoding: gzip, chunked\r\n",     "Transfer-Encoding: identity\r\n",
+      "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+      "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n"};
+  for (const std::string& head : heads) {
+    RawClient c(port_);
+    c.send("POST /echo HTTP/1.1\r\nHost: x\r\n" + head + "\r\n" + smuggled);
+    EXPECT_EQ(c.read_response().status, 400) << head;
+    EXPECT_TRUE(c.closed_by_server()) << head;
+  }
+  RawClient http10(port_);
+  http10.send("POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  EXPECT_EQ(http10.read_response().status, 400);
+  EXPECT_EQ(state_.http_requests, heads.size() + 1);  // no smuggled GET was answered
+  RawClient ok(port_);
+  ok.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  Chunked \r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  EXPECT_EQ(ok.read_response().body, "abc");
+}
+
+TEST_F(HttpServerTest, HeadAnswersWithTheHeadersOnly) {
+  start();
+  RawClient c(port_);
+  c.send("HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string head = c.read_until("\r\n\r\n");
+  EXPECT_EQ(head.substr(0, 12), "HTTP/1.1 200");
+  EXPECT_TRUE(RawClient::has_header(head, "content-length: 17"));
+  c.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");  // the HEAD response had no body: the next one follows it
+  EXPECT_EQ(c.read_response().body, R"({"hello":"world"})");
 }
 
 TEST_F(HttpServerTest, ExpectContinueGetsA100First) {

@@ -15,12 +15,12 @@ using test::fake;
 
 Router make_router() {
   Router r;
-  r.add("GET", "/v1/models", [](const ExchangePtr& ex, const PathParams&) { ex->respond(json_response(200, {{"list", true}})); });
-  r.add("GET", "/v1/models/{id}", [](const ExchangePtr& ex, const PathParams& p) {
+  r.add("GET", "/v1/models", Access::Key, [](const ExchangePtr& ex, const PathParams&) { ex->respond(json_response(200, {{"list", true}})); });
+  r.add("GET", "/v1/models/{id}", Access::Key, [](const ExchangePtr& ex, const PathParams& p) {
     ex->respond(json_response(200, {{"id", p.at("id")}}));
   });
-  r.add("POST", "/v1/bad", [](const ExchangePtr&, const PathParams&) { throw invalid_request("nope", "field"); });
-  r.add("POST", "/v1/boom", [](const ExchangePtr&, const PathParams&) { throw std::runtime_error("kaput"); });
+  r.add("POST", "/v1/bad", Access::Key, [](const ExchangePtr&, const PathParams&) { throw invalid_request("nope", "field"); });
+  r.add("POST", "/v1/boom", Access::Key, [](const ExchangePtr&, const PathParams&) { throw std::runtime_error("kaput"); });
   return r;
 }
 
@@ -32,9 +32,46 @@ TEST(Router, MatchesPathsAndParameters) {
   r.dispatch(ex);
   EXPECT_EQ(ex->response.status, 200);
   EXPECT_EQ(body_of(*ex)["id"], "stories260K");
-  auto list = fake("GET", "/v1/models/");  // a trailing slash is the same path
+  auto list = fake("GET", "/v1/models");
   r.dispatch(list);
   EXPECT_TRUE(body_of(*list)["list"]);
+}
+
+TEST(Router, OnlyCanonicalPathsMatch) {
+  const Router r = make_router();
+  for (const char* path : {"/v1/models/", "//v1/models", "/v1//models", "/v1/./models", "/v1/x/../models",
+                           "/v1%2Fmodels", "/V1/models", "v1/models", "/v1/models/a/", "/v1/models//a", ""}) {
+    auto ex = fake("GET", path);
+    r.dispatch(ex);
+    EXPECT_EQ(ex->response.status, 404) << path;
+  }
+}
+
+TEST(Router, HeadRunsTheGetRoute) {
+  const Router r = make_router();
+  auto head = fake("HEAD", "/v1/models");
+  r.dispatch(head);
+  EXPECT_EQ(head->response.status, 200);
+  auto post = fake("POST", "/v1/models");
+  r.dispatch(post);
+  EXPECT_EQ(post->response.status, 405);
+  EXPECT_EQ(post->response.headers[0].second, "GET, HEAD");
+}
+
+TEST(Router, MiddlewareSeesTheMatchedRoutesAccess) {
+  Router r;
+  std::vector<Access> seen;
+  r.use([&seen](const ExchangePtr&, Access a) {
+    seen.push_back(a);
+    return true;
+  });
+  const auto ok = [](const ExchangePtr& ex, const PathParams&) { ex->respond(json_response(200, {})); };
+  r.add("GET", "/open", Access::Public, ok);
+  r.add("GET", "/api", Access::Key, ok);
+  r.add("POST", "/admin/do", Access::Admin, ok);
+  for (auto [method, path] : {std::pair{"GET", "/open"}, {"GET", "/api"}, {"POST", "/admin/do"}, {"GET", "/api/"}})
+    r.dispatch(fake(method, path));
+  EXPECT_EQ(seen, (std::vector<Access>{Access::Public, Access::Key, Access::Admin}));  // "/api/" matched nothing
 }
 
 TEST(Router, UnknownPathIs404WithOpenAiErrorShape) {
@@ -56,7 +93,7 @@ TEST(Router, WrongMethodIs405WithAllow) {
   EXPECT_EQ(ex->response.status, 405);
   ASSERT_EQ(ex->response.headers.size(), 1u);
   EXPECT_EQ(ex->response.headers[0].first, "Allow");
-  EXPECT_EQ(ex->response.headers[0].second, "GET");
+  EXPECT_EQ(ex->response.headers[0].second, "GET, HEAD");
 }
 
 TEST(Router, ApiErrorsKeepTheirStatusAndOtherExceptionsAre500) {
@@ -73,7 +110,7 @@ TEST(Router, ApiErrorsKeepTheirStatusAndOtherExceptionsAre500) {
 
 TEST(Router, MiddlewareMayAnswerFirst) {
   Router r = make_router();
-  r.use([](const ExchangePtr& ex) {
+  r.use([](const ExchangePtr& ex, Access) {
     if (ex->request().header("authorization")) return true;
     ex->respond(error_response(ApiError(401, "key needed", "invalid_request_error", "", "invalid_api_key")));
     return false;
