@@ -185,9 +185,12 @@ int32_t BlockManager::cached_blocks() const { return cached_free_; }
 
 // The blocks stay where they are in the free list; uncached, they are simply
 // reused like the others.
-int32_t BlockManager::drop_cached() {
+int32_t BlockManager::drop_cached(const std::function<void(int32_t)>& on_free) {
   const int32_t dropped = cached_free_;
-  for (int32_t b = head_; b >= 0; b = next_[size_t(b)]) forget(b);
+  for (int32_t b = head_; b >= 0; b = next_[size_t(b)]) {
+    forget(b);
+    if (on_free) on_free(b);
+  }
   cached_free_ = 0;
   return dropped;
 }

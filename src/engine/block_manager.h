@@ -56,8 +56,9 @@ class BlockManager {
   int32_t free_blocks() const { return free_count_; }
   int32_t used_blocks() const { return total_blocks() - free_count_; }
   int32_t cached_blocks() const;  // free blocks still holding a findable prefix
-  // Forgets every free block's prefix (blocks in use keep theirs); returns how many.
-  int32_t drop_cached();
+  // Forgets every free block's prefix (blocks in use keep theirs); returns how
+  // many. `on_free` sees every free block (whose memory may then go back).
+  int32_t drop_cached(const std::function<void(int32_t block)>& on_free = {});
 
  private:
   uint64_t block_hash(uint64_t parent, const int32_t* tokens) const;

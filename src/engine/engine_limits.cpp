@@ -67,9 +67,12 @@ KvLayout kv_layout(const ModelConfig& model, const EngineConfig& c) {
   KvLayout k;
   k.block_bytes = KvCache::block_bytes(model, c.kv_type, c.block_size);
   const int64_t per_sequence = (c.max_context + c.block_size - 1) / c.block_size + 1;
-  if (c.kv_memory_bytes == 0)
-    k.n_blocks = std::min(int64_t(physical_memory() / 4 / k.block_bytes), int64_t(c.max_running) * per_sequence);
-  else
+  if (c.kv_memory_bytes == 0) {
+    // A pool is never given back while it serves, so the default stays modest:
+    // paged blocks let many sequences share what few full contexts would take.
+    const int64_t cap = std::max(int64_t(kDefaultKvCapBytes / k.block_bytes), per_sequence);
+    k.n_blocks = std::min({int64_t(physical_memory() / 4 / k.block_bytes), int64_t(c.max_running) * per_sequence, cap});
+  } else
     k.n_blocks = int64_t(c.kv_memory_bytes / k.block_bytes);
   if (k.n_blocks < 2)
     throw Error("engine configuration: KV memory of " + std::to_string(c.kv_memory_bytes) +

@@ -22,8 +22,9 @@ struct KvLayout {
   int32_t context_limit = 0;
 };
 
-// kv_memory_bytes 0: a quarter of physical memory, capped by what
-// max_running sequences at full context need.
+// kv_memory_bytes 0: what max_running sequences at full context need, at
+// most kDefaultKvCapBytes (but one full context) and a quarter of physical memory.
+constexpr uint64_t kDefaultKvCapBytes = uint64_t(2) << 30;
 KvLayout kv_layout(const ModelConfig& model, const EngineConfig& config);
 
 // A memory size as flags give it: bytes ("1048576"), with a binary suffix

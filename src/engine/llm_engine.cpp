@@ -119,7 +119,7 @@ void LlmEngine::Impl::loop() {
       stop = stopping;
       drop = std::exchange(drop_cache, false);
     }
-    if (drop) blocks.drop_cached();
+    if (drop) blocks.drop_cached([this](int32_t b) { runner.cache().release_block(b); });
     for (Submission& s : inbox_taken) accept(s);
     inbox_taken.clear();
     for (RequestId id : cancels_taken) cancel(id);
@@ -330,6 +330,7 @@ void LlmEngine::Impl::publish() {
   stats.running = int32_t(scheduler.running().size());
   stats.kv_blocks_used = uint64_t(blocks.used_blocks());
   stats.kv_blocks_cached = uint64_t(blocks.cached_blocks());
+  stats.kv_blocks_committed = uint64_t(runner.cache().committed_blocks());
   stats.prefix_cache_hit_tokens = scheduler.prefix_hit_tokens();
   stats.prefix_cache_query_tokens = scheduler.prefix_query_tokens();
   stats.preemptions = scheduler.preemptions();

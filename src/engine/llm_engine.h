@@ -54,6 +54,7 @@ struct EngineConfig {
 struct EngineStats {
   int32_t waiting = 0, running = 0;
   uint64_t kv_blocks_total = 0, kv_blocks_used = 0, kv_blocks_cached = 0;
+  uint64_t kv_blocks_committed = 0;  // blocks whose memory is resident (used once, not released since)
   uint64_t prefix_cache_hit_tokens = 0, prefix_cache_query_tokens = 0;
   uint64_t requests_finished = 0, requests_cancelled = 0, requests_failed = 0, preemptions = 0;
   uint64_t prompt_tokens = 0, generated_tokens = 0, steps = 0;

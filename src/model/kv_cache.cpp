@@ -24,6 +24,7 @@ KvCache::KvCache(const ModelConfig& c, DType type, int32_t block_size, int64_t n
   const bool now = commit == Commit::Now;
   data_ = AlignedBytes(block_bytes_ * size_t(n_blocks), now ? AlignedBytes::Init::Zero : AlignedBytes::Init::Lazy);
   committed_.assign(size_t(n_blocks), now);
+  committed_count_ = now ? n_blocks : 0;
 }
 
 void KvCache::check_type(const ModelConfig& c, DType type) {
@@ -67,6 +68,7 @@ uint8_t* KvCache::v_row(int32_t block, int32_t layer, int32_t slot, int32_t head
 void KvCache::commit_block(int32_t block) {
   if (committed_[size_t(block)]) return;
   committed_[size_t(block)] = true;
+  ++committed_count_;
   // The pages the block overlaps. A pool of 2 MiB or more is 2 MiB-aligned
   // and rounded up to 2 MiB, so they lie inside it; a smaller pool's edge
   // pages may belong to the heap around it, which populating leaves as it is
@@ -75,6 +77,17 @@ void KvCache::commit_block(int32_t block) {
   const uintptr_t begin = uintptr_t(data_.data() + size_t(block) * block_bytes_) & ~(kPage - 1);
   const uintptr_t end = (uintptr_t(data_.data() + size_t(block + 1) * block_bytes_) + kPage - 1) & ~(kPage - 1);
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);  // advice: fine if refused
+}
+
+void KvCache::release_block(int32_t block) {
+  if (!committed_[size_t(block)]) return;
+  committed_[size_t(block)] = false;
+  --committed_count_;
+  // Only pages wholly inside the block: an edge page may hold a neighbour's rows.
+  constexpr uintptr_t kPage = 4096;
+  const uintptr_t begin = (uintptr_t(data_.data() + size_t(block) * block_bytes_) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t end = uintptr_t(data_.data() + size_t(block + 1) * block_bytes_) & ~(kPage - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 void KvCache::copy_block(int32_t dst, int32_t src) {

@@ -38,7 +38,13 @@ class KvCache {
   // Later calls for the block do nothing; without kernel support (Linux <
   // 5.14) the pages fault in as before.
   void commit_block(int32_t block);
+  // Gives a free block's pages back to the OS (MADV_DONTNEED on the whole
+  // pages inside it; they read as zeros): the memory watchdog's way to shrink
+  // the process once the prefix cache is dropped. The block's contents are
+  // gone; it is committed again on its next use.
+  void release_block(int32_t block);
   bool committed(int32_t block) const { return committed_[size_t(block)]; }
+  int64_t committed_blocks() const { return committed_count_; }
 
   DType type() const { return type_; }
   int32_t block_size() const { return block_size_; }
@@ -56,6 +62,7 @@ class KvCache {
   // Lazy: the pool's pages are committed as blocks are first used.
   AlignedBytes data_;
   std::vector<bool> committed_;
+  int64_t committed_count_ = 0;
 };
 
 }  // namespace parley

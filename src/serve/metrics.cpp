@@ -24,6 +24,7 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"kv_blocks_total", "gauge", "KV cache blocks in the pool", int64_t(s.kv_blocks_total)},
       {"kv_blocks_used", "gauge", "KV cache blocks held by sequences", int64_t(s.kv_blocks_used)},
       {"kv_blocks_cached", "gauge", "Free KV blocks kept for prefix reuse", int64_t(s.kv_blocks_cached)},
+      {"kv_blocks_committed", "gauge", "KV cache blocks whose memory is resident (the pool's share of RSS)", int64_t(s.kv_blocks_committed)},
       {"prefix_cache_hit_tokens", "counter", "Prompt tokens found in the prefix cache", int64_t(s.prefix_cache_hit_tokens)},
       {"prefix_cache_query_tokens", "counter", "Prompt tokens looked up in the prefix cache", int64_t(s.prefix_cache_query_tokens)},
       {"requests_finished", "counter", "Engine requests finished", int64_t(s.requests_finished)},

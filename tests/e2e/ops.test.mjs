@@ -178,7 +178,8 @@ test('validation: messages, control characters, UTF-8, prompt tokens, max_tokens
 });
 
 test('admission: a burst beyond --max-queue gets 503 + Retry-After, every accepted request completes', async () => {
-  const server = await startServer(['-m', slow.path, '--max-running', '2', '--max-queue', '2']);
+  // At --log-level warn: a 5xx is logged (at error level) whatever the level.
+  const server = await startServer(['-m', slow.path, '--max-running', '2', '--max-queue', '2', '--log-level', 'warn']);
   try {
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) =>
       post(server.url, '/v1/completions', { prompt: `Once ${i}`, max_tokens: 40, ignore_eos: true })
@@ -195,6 +196,9 @@ test('admission: a burst beyond --max-queue gets 503 + Retry-After, every accept
     }
     const s = await stats(server.url);
     assert.equal(s.shed, shed.length);
+    const logged = logLines(server).filter((l) => l.event === 'access');
+    assert.equal(logged.length, shed.length, 'one line per 503 and none for the 200s');
+    for (const l of logged) assert.deepEqual([l.level, l.status], ['error', 503]);
   } finally {
     await stopClean(server);
   }
@@ -317,6 +321,9 @@ test('memory watchdog: above --max-rss the engine prefix cache goes first, and n
     const s = await waitForStats(u, (x) => x.watchdog_prefix_cache_evictions >= 1 && x.kv_blocks_cached === 0 && x.running === 0, 5000);
     assert.ok(s.watchdog_prefix_cache_evictions >= 1, JSON.stringify(s));
     assert.equal(s.kv_blocks_cached, 0);
+    // The dropped blocks' memory went back to the OS with them.
+    const released = await waitForStats(u, (x) => x.kv_blocks_committed === 0, 5000);
+    assert.equal(released.kv_blocks_committed, 0, JSON.stringify(released));
     const evicted = logLines(server).find((l) => l.event === 'memory_evict' && l.stage === 'prefix_cache');
     assert.ok(evicted && evicted.cached_blocks > 0, 'the eviction was logged with the blocks it dropped');
     assert.equal(evicted.level, 'warn');

@@ -89,6 +89,11 @@ test('create, get, list with pages, delete', async () => {
   assert.equal((await fetch(`${server.url}/v1/sessions/${s.id}`, { method: 'DELETE' })).status, 404);
   assert.equal((await turn(server.url, s.id, 'Hi')).status, 404);
   assert.equal((await getJson(server.url, '/v1/sessions?limit=0')).status, 400);
+  for (const after of ['abc', '.', '-5.', '-5.x', '99999999999999999999999.x', '12']) {
+    const bad = await getJson(server.url, `/v1/sessions?after=${encodeURIComponent(after)}`);
+    assert.equal(bad.status, 400, after);
+    assert.equal(bad.body.error.param, 'after', after);
+  }
 });
 
 test('turns use and grow the history; only the new user message is accepted', async () => {

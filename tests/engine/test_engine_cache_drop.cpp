@@ -54,6 +54,7 @@ TEST(EngineCacheDrop, FinishedPrefixesGoRunningRequestKeepsItsBlocks) {
   engine.submit(testing::greedy(finished_prompt, 2), col.sink());
   col.wait(1);
   ASSERT_GE(engine.stats().kv_blocks_cached, 4u);
+  EXPECT_GE(engine.stats().kv_blocks_committed, 4u);
 
   // A long request, slowed down so that it is still running after the drop.
   std::promise<void> started;
@@ -73,6 +74,8 @@ TEST(EngineCacheDrop, FinishedPrefixesGoRunningRequestKeepsItsBlocks) {
   const EngineStats dropped = wait_stats(engine, [](const EngineStats& s) { return s.kv_blocks_cached == 0; });
   EXPECT_EQ(dropped.kv_blocks_cached, 0u);
   EXPECT_GE(dropped.kv_blocks_used, 3u) << "the running request's blocks";
+  // The free blocks' memory went back: only the running request's stays resident.
+  EXPECT_EQ(dropped.kv_blocks_committed, dropped.kv_blocks_used);
   EXPECT_EQ(dropped.running, 1);
 
   // The finished prompt is no longer found; the running one still is.

@@ -325,5 +325,27 @@ TEST(EngineLimits, PoolSizeAndContextLimit) {
   EXPECT_EQ(capped.context_limit, 100);
 }
 
+TEST(EngineLimits, DefaultPoolStopsAtTheCapButHoldsOneFullContext) {
+  ModelConfig m;
+  m.n_layers = 12;
+  m.n_kv_heads = 12;
+  m.head_dim = 64;
+  m.context_length = 2048;  // the llama-110m preset: 36 KiB a token in f16, 72 MiB a context
+  EngineConfig c = resolve_config(m, EngineConfig{});
+  c.kv_type = DType::F16;
+  const KvLayout k = kv_layout(m, c);
+  const uint64_t max_running_contexts = uint64_t(c.max_running) * (2048 / c.block_size + 1) * k.block_bytes;
+  ASSERT_GT(max_running_contexts, kDefaultKvCapBytes);
+  EXPECT_LE(uint64_t(k.n_blocks) * k.block_bytes, std::min(kDefaultKvCapBytes, physical_memory() / 4));
+  EXPECT_EQ(k.context_limit, 2048);
+  m.context_length = 1 << 16;  // one context over the cap: the pool still holds it (if RAM allows)
+  c = resolve_config(m, EngineConfig{});
+  c.kv_type = DType::F16;
+  const KvLayout big = kv_layout(m, c);
+  if (physical_memory() / 4 >= uint64_t(big.n_blocks) * big.block_bytes) {
+    EXPECT_EQ(big.context_limit, 1 << 16);
+  }
+}
+
 }  // namespace
 }  // namespace parley
