@@ -1,9 +1,12 @@
 // A bounded fuzz run over raw sockets (docs/security.md): thousands of random
 // and malformed requests — broken JSON, wrong types, huge numbers, deep
-// nesting, invalid UTF-8, bad headers, slow and truncated bodies, garbage.
-// Every answer must be below 500 (or the connection closed, for garbage),
-// the server must stay up and report no sanitizer error, and a well-formed
-// client running alongside must always succeed.
+// nesting, invalid UTF-8, bad headers, slow and truncated bodies, garbage,
+// non-canonical spellings of the API's paths, and Transfer-Encoding variants
+// with a second request smuggled behind them. The server has an API key, which
+// most cases send. Every answer must be below 500 (or the connection closed,
+// for garbage), no other spelling of a path may reach a route, no smuggled
+// request may be answered, the server must stay up and report no sanitizer
+// error, and a well-formed client running alongside must always succeed.
 // PARLEY_FUZZ_REQUESTS and PARLEY_FUZZ_SEED change the run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +16,8 @@ import { startServer, sleep } from './server.mjs';
 const total = Number(process.env.PARLEY_FUZZ_REQUESTS || 2500);
 const seed = Number(process.env.PARLEY_FUZZ_SEED || Date.now() % 100000);
 const concurrency = 16;
+const KEY = 'fuzz-key';
+const auth = `Authorization: Bearer ${KEY}\r\n`;
 
 // mulberry32: a small seeded generator, so that a failing run can be repeated.
 function rng(s) {
@@ -70,10 +75,30 @@ function hugeNumbers() {
     `${pick(['1e400', '-1e400', '123456789012345678901234567890', '0.0000000000000000000001', '-0', '1E+308'])}}`;
 }
 
-function request(method, path, body, extraHeaders = '') {
+// Most requests carry the key: the others stop at the key check (401).
+function request(method, path, body, extraHeaders = random() < 0.85 ? auth : '') {
   const payload = Buffer.isBuffer(body) ? body : Buffer.from(body ?? '');
   return Buffer.concat([Buffer.from(`${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
     `Content-Type: application/json\r\nContent-Length: ${payload.length}\r\n${extraHeaders}\r\n`), payload]);
+}
+
+// Another spelling of an API path (it must name no route, key or not).
+function pathVariant() {
+  const path = pick(['/v1/chat/completions', '/v1/completions', '/chat', '/v1/models', '/v1/sessions', '/admin/static-answers/reload']);
+  const slash = [...path].map((c, i) => (c === '/' ? i : -1)).filter((i) => i >= 0);
+  const at = pick(slash);
+  return pick([`/${path}`, `${path}/`, `${path.slice(0, at)}/${path.slice(at)}`, `${path.slice(0, at)}/.${path.slice(at)}`,
+    `${path.slice(0, at)}/x/..${path.slice(at)}`, at > 0 ? `${path.slice(0, at)}%2F${path.slice(at + 1)}` : `/%2E${path}`,
+    path.toUpperCase(), `${path}/.`, `${path}//`]);
+}
+
+// A body framed by a Transfer-Encoding other than exactly "chunked", with a
+// whole request behind it that a lenient parser would run next.
+function smuggle() {
+  const te = pick(['chunked, identity', 'xchunked', 'gzip, chunked', 'identity', 'chunked\r\nTransfer-Encoding: chunked',
+    'chunked\r\nContent-Length: 3', ' chunked , chunked', 'chunked;q=1', 'CHUNKED\u000b']);
+  return Buffer.from(`POST ${pick(paths.slice(0, 3))} HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: ${te}\r\n\r\n` +
+    `GET /v1/models HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, 'latin1');
 }
 
 function badHeaders(body) {
@@ -97,7 +122,8 @@ function garbage() {
 // One fuzz case: the bytes to send, how (at once, slowly, truncated), and
 // whether the server may close without answering.
 function fuzzCase() {
-  const kind = pick(['types', 'types', 'nesting', 'utf8', 'json', 'json', 'numbers', 'headers', 'garbage', 'slow', 'truncated', 'method']);
+  const kind = pick(['types', 'types', 'nesting', 'utf8', 'json', 'json', 'numbers', 'headers', 'garbage', 'slow', 'truncated',
+    'method', 'path', 'smuggle']);
   const path = pick(paths.slice(0, 3));
   switch (kind) {
     case 'types': return { kind, bytes: request('POST', path, wrongTypes()) };
@@ -109,13 +135,16 @@ function fuzzCase() {
     case 'garbage': return { kind, bytes: garbage(), mayClose: true };
     case 'method': return { kind, bytes: request(pick(methods) || 'GET', pick(paths), random() < 0.5 ? wrongTypes() : '') , mayClose: true };
     case 'slow': return { kind, bytes: request('POST', path, wrongTypes()), slow: true };
+    case 'path': return { kind, bytes: request(pick(['GET', 'POST']), pathVariant(), JSON.stringify(validBody()), pick(['', auth])),
+      expect: (r) => r.status === 404 };
+    case 'smuggle': return { kind, bytes: smuggle(), expect: (r) => r.status === 400 && r.responses === 1 };
     default: return { kind, bytes: request('POST', path, wrongTypes()), truncate: true, mayClose: true };
   }
 }
 
-// Sends one case; resolves with the status (0 when the server closed
-// without one), or with {status, body} when `full`.
-function send(port, c, full = false) {
+// Sends one case; resolves with {status (0 when the server closed without
+// one), responses (how many status lines came back), body (of the first)}.
+function send(port, c) {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     let data = '';
@@ -125,7 +154,8 @@ function send(port, c, full = false) {
     socket.on('close', () => {
       clearTimeout(timer);
       const status = data.startsWith('HTTP/1.1 ') ? Number(data.slice(9, 12)) : 0;
-      resolve(full ? { status, body: Buffer.from(data.slice(data.indexOf('\r\n\r\n') + 4), 'latin1').toString() } : status);
+      const responses = (data.match(/HTTP\/1\.1 \d{3} /g) || []).length;
+      resolve({ status, responses, body: Buffer.from(data.slice(data.indexOf('\r\n\r\n') + 4), 'latin1').toString() });
     });
     socket.on('connect', async () => {
       // No half-close after a whole request: the server takes EOF while it
@@ -147,7 +177,7 @@ function send(port, c, full = false) {
 
 test(`fuzz: ${total} malformed requests never get a 5xx, the server stays up (seed ${seed})`, async () => {
   const server = await startServer(['--max-body-bytes', '65536', '--idle-timeout', '3', '--max-tokens-limit', '4',
-    '--io-threads', '2']);
+    '--io-threads', '2', '--api-key', KEY]);
   try {
     const statuses = new Map();
     const failures = [];
@@ -157,8 +187,8 @@ test(`fuzz: ${total} malformed requests never get a 5xx, the server stays up (se
     const wellFormed = (async () => {
       let ok = 0;
       while (!done) {
-        const c = { bytes: request('POST', '/v1/chat/completions', JSON.stringify(validBody())) };
-        const { status, body } = await send(server.port, c, true);
+        const c = { bytes: request('POST', '/v1/chat/completions', JSON.stringify(validBody()), auth) };
+        const { status, body } = await send(server.port, c);
         assert.equal(status, 200, body);
         assert.equal(JSON.parse(body).object, 'chat.completion');
         ok++;
@@ -170,9 +200,11 @@ test(`fuzz: ${total} malformed requests never get a 5xx, the server stays up (se
       while (next < total) {
         next++;
         const c = fuzzCase();
-        const status = await send(server.port, c);
+        const r = await send(server.port, c);
+        const { status } = r;
         statuses.set(`${c.kind}:${status}`, (statuses.get(`${c.kind}:${status}`) || 0) + 1);
-        if (status >= 500 || (status === 0 && !c.mayClose)) failures.push({ kind: c.kind, status, head: c.bytes.subarray(0, 300).toString('latin1') });
+        if (status >= 500 || (status === 0 && !c.mayClose) || (c.expect && !c.expect(r)))
+          failures.push({ kind: c.kind, status, responses: r.responses, head: c.bytes.subarray(0, 300).toString('latin1') });
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
