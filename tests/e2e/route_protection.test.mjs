@@ -185,3 +185,28 @@ test('WebSocket upgrades need a key on /v1/ws and are not taken on other spellin
     assert.equal(await upgradeStatus(`${path}?api_key=${USER}`), 404, path);
   }
 });
+
+// The WebSocket's messages, until one has `finished` or `error`.
+function wsTurn(url, message) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    const got = [];
+    ws.on('open', () => ws.send(JSON.stringify(message)));
+    ws.on('message', (data) => {
+      const m = JSON.parse(data);
+      got.push(m);
+      if (m.finished || m.error) { ws.close(); resolve(got); }
+    });
+    ws.on('error', reject);
+  });
+}
+
+test('a WebSocket session turn is bound to the key of its upgrade request', async () => {
+  const own = (await request('POST', '/v1/sessions', ADMIN, {})).json.id;
+  const message = { session_id: own, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
+  const other = await wsTurn(`ws://127.0.0.1:${server.port}/v1/ws?api_key=${USER}`, message);
+  assert.equal(other.at(-1).error?.code, 'session_not_found');
+  const mine = await wsTurn(`ws://127.0.0.1:${server.port}/v1/ws?api_key=${ADMIN}`, message);
+  assert.equal(mine.at(-1).finished, true, JSON.stringify(mine.at(-1)));
+  assert.equal(mine.at(-1).session_id, own);
+});
