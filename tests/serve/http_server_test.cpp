@@ -27,12 +27,12 @@ class HttpServerTest : public ::testing::Test {
       r.body = ex->request().body;
       ex->respond(std::move(r));
     });
-    router_.add("GET", "/stream", [](const ExchangePtr& ex, const PathParams&) {
+    router_.add("GET", "/stream", [this](const ExchangePtr& ex, const PathParams&) {
       ex->begin_stream(HttpResponse{200, "text/event-stream", {}, ""});
-      std::thread([ex] {  // like the engine thread: posts to the connection's strand
+      producer_ = std::thread([ex] {  // like the engine thread: posts to the connection's strand
         for (int i = 0; i < 5; ++i) ex->post([ex, i] { ex->send_chunk("data: " + std::to_string(i) + "\n\n"); });
         ex->post([ex] { ex->end_stream(); });
-      }).detach();
+      });
     });
     router_.add("GET", "/hang", [this](const ExchangePtr& ex, const PathParams&) {
       ex->begin_stream(HttpResponse{200, "text/plain", {}, ""});
@@ -48,13 +48,17 @@ class HttpServerTest : public ::testing::Test {
     server_ = std::make_unique<HttpServer>(router_, state_, options);
     port_ = server_->start();
   }
-  void TearDown() override { server_.reset(); }
+  void TearDown() override {
+    if (producer_.joinable()) producer_.join();  // it posts to the server
+    server_.reset();
+  }
 
   Router router_;
   ServerState state_;
   std::unique_ptr<HttpServer> server_;
   uint16_t port_ = 0;
   std::promise<void> disconnected_;
+  std::thread producer_;  // /stream's
 };
 
 TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
