@@ -31,7 +31,8 @@ class HttpExchange;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket socket, const SessionEnv& env) : stream_(std::move(socket)), env_(env) {
+  HttpSession(tcp::socket socket, ConnectionSlotPtr slot, const SessionEnv& env)
+      : stream_(std::move(socket)), env_(env), slot_(std::move(slot)) {
     ++env_.state.connections;
   }
   ~HttpSession() { --env_.state.connections; }
@@ -42,6 +43,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void read_header();
   void on_header(beast::error_code ec);
+  void evict();
   void read_body();
   void on_body(beast::error_code ec);
   void handle(http::request<http::string_body> req);
@@ -69,6 +71,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   beast::tcp_stream stream_;
   SessionEnv env_;
+  ConnectionSlotPtr slot_;  // null once a WebSocket took the connection over
+  bool awaiting_header_ = false;  // idle: evictable
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   // The request being answered. Weak: the route holds the exchange (and so
@@ -202,6 +206,13 @@ void HttpExchange::end_stream() {
 // --- HttpSession: reading ---
 
 void HttpSession::read_header() {
+  auto evict = [weak = weak_from_this(), executor = stream_.get_executor()] {
+    net::post(executor, [weak] {
+      if (auto self = weak.lock()) self->evict();
+    });
+  };
+  if (!slot_->idle(std::move(evict))) return linger_close();
+  awaiting_header_ = true;
   parser_.emplace();
   parser_->header_limit(kHeaderLimit);
   parser_->body_limit(env_.options.max_body_bytes);
@@ -211,6 +222,9 @@ void HttpSession::read_header() {
 }
 
 void HttpSession::on_header(beast::error_code ec) {
+  if (closed_) return;
+  awaiting_header_ = false;
+  slot_->busy();
   if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
       ec == net::error::connection_reset || ec == net::error::eof)
     return linger_close();
@@ -239,6 +253,13 @@ void HttpSession::on_body(beast::error_code ec) {
   handle(parser_->release());
 }
 
+// A new connection needs the place: closed at once (no lingering, which would
+// keep the descriptor), unless a request header arrived in the meantime.
+void HttpSession::evict() {
+  if (!awaiting_header_ || closed_) return;
+  closed_ = true;
+  stream_.close();
+}
 
 void HttpSession::handle(http::request<http::string_body> req) {
   if (env_.upgrade && beast::websocket::is_upgrade(req) && req.target().starts_with("/v1/ws") &&
@@ -252,7 +273,7 @@ void HttpSession::handle(http::request<http::string_body> req) {
       }
     }
     // The WebSocket session takes the connection over; this one ends here.
-    return env_.upgrade(std::move(stream_), std::move(req));
+    return env_.upgrade(std::move(stream_), std::move(req), std::move(slot_));
   }
   auto exchange = std::make_shared<HttpExchange>(shared_from_this(), to_request(req, stream_.socket()), req.version(),
                                                 req.keep_alive());
@@ -394,8 +415,8 @@ HttpRequest to_request(const http::request<http::string_body>& req, const tcp::s
   return r;
 }
 
-void start_http_session(tcp::socket socket, const SessionEnv& env) {
-  std::make_shared<HttpSession>(std::move(socket), env)->run();
+void start_http_session(tcp::socket socket, ConnectionSlotPtr slot, const SessionEnv& env) {
+  std::make_shared<HttpSession>(std::move(socket), std::move(slot), env)->run();
 }
 
 }  // namespace parley::serve

@@ -89,6 +89,7 @@ void WsConversation::start(const json& message, Exchange& admission) {
   ++ctx_.state.busy;
   ++ctx_.state.ws_requests;
   running_ = generation;
+  channel->answering(true);
   if (plan_.replay) {
     const RecordedAnswer answer = std::move(*plan_.replay);
     for (const Event& e : answer.choices.at(0)) on_event(e);
@@ -110,14 +111,25 @@ void WsConversation::finish(const Event& e) {
   finish_answer(ctx_, plan_, {choice_}, recorded_);
   busy_ = false;
   --ctx_.state.busy;
-  if (e.finish == FinishReason::Error && e.completion_tokens == 0) return send(invalid_request(e.error).to_json(), id_);
-  json end = {{"finished", true}, {"finish_reason", finish_reason_name(e.finish)}, {"usage", usage_json(total_usage({choice_}))}};
-  if (e.finish == FinishReason::Error) end["error"] = server_error(e.error).to_json()["error"];
-  if (!plan_.cache_status.empty()) end["cache"] = plan_.cache_status;
-  if (plan_.static_answer) end["static"] = true;
-  plan_.decorate(end);
+  json end = end_message(e);
   plan_ = AnswerPlan{};
   send(std::move(end), id_);
+  if (auto channel = channel_.lock()) channel->answering(false);  // after the end message: it may close
+}
+
+// An engine refusal before any token ends the answer with an error instead.
+json WsConversation::end_message(const Event& e) {
+  json end;
+  if (e.finish == FinishReason::Error && e.completion_tokens == 0) {
+    end = invalid_request(e.error).to_json();
+  } else {
+    end = {{"finished", true}, {"finish_reason", finish_reason_name(e.finish)}, {"usage", usage_json(total_usage({choice_}))}};
+    if (e.finish == FinishReason::Error) end["error"] = server_error(e.error).to_json()["error"];
+    if (!plan_.cache_status.empty()) end["cache"] = plan_.cache_status;
+    if (plan_.static_answer) end["static"] = true;
+    plan_.decorate(end);
+  }
+  return end;
 }
 
 // `id`: the request's "id", echoed back.

@@ -25,6 +25,7 @@ class WsChannel {
   virtual void send(std::string text) = 0;                 // a text frame, on the strand
   virtual void post(std::function<void()> f) = 0;          // run on the strand, from any thread
   virtual size_t pending_bytes() const = 0;
+  virtual void answering(bool running) = 0;  // on the strand: an answer started or ended
 };
 
 class WsConversation : public std::enable_shared_from_this<WsConversation> {
@@ -41,6 +42,7 @@ class WsConversation : public std::enable_shared_from_this<WsConversation> {
   void start(const json& message, Exchange& admission);
   void on_event(const Event& e);
   void finish(const Event& e);
+  json end_message(const Event& e);
   void send(json message, const json& id);
 
   ApiContext& ctx_;
