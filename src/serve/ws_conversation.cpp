@@ -6,6 +6,7 @@
 #include "serve/openai_format.h"
 #include "serve/prompt_input.h"
 #include "serve/request_builder.h"
+#include "serve/request_id.h"
 #include "serve/session_chat.h"
 
 namespace parley::serve {
@@ -52,6 +53,7 @@ void WsConversation::on_message(std::string_view text, bool binary) {
     request.method = "POST";
     request.body = std::string(text);
     DetachedExchange admission(std::move(request));
+    admission.set_request_id(new_request_id());
     check_ws_message(admission, ctx_);
     start(message, admission);
   } catch (const ApiError& e) {
@@ -81,6 +83,7 @@ void WsConversation::start(const json& message, Exchange& admission) {
         admission, ctx_, std::move(requests.requests), [channel](std::function<void()> f) { channel->post(std::move(f)); },
         [self = shared_from_this()](size_t, const Event& e) { self->on_event(e); });
   id_ = message.contains("id") ? message["id"] : json(nullptr);
+  request_id_ = admission.request_id();
   choice_ = Choice{};
   plan_ = std::move(plan);
   recorded_ = RecordedAnswer{};
@@ -129,6 +132,7 @@ json WsConversation::end_message(const Event& e) {
     if (plan_.static_answer) end["static"] = true;
     plan_.decorate(end);
   }
+  end["request_id"] = request_id_;
   return end;
 }
 

@@ -6,6 +6,7 @@
 // "finish_reason", "usage"}. {"cancel": true} stops the current answer.
 // "session_id" continues a session; cache hits and static answers replay
 // through the same messages (the final one says "cache": "hit"/"miss").
+// Each request gets a request id (logs), sent in its final message.
 // Mistakes are answered with {"error": {...}} and the socket stays open.
 #include <functional>
 #include <memory>
@@ -53,6 +54,7 @@ class WsConversation : public std::enable_shared_from_this<WsConversation> {
   std::weak_ptr<Generation> running_;
   bool busy_ = false;
   json id_;  // the running request's "id", echoed in its messages
+  std::string request_id_;
   Choice choice_;
   AnswerPlan plan_;          // the running request's cache and session handling
   RecordedAnswer recorded_;  // its events, when the plan stores them in the cache

@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, makeSlowModel } from './server.mjs';
+import { startServer, makeSlowModel, sleep } from './server.mjs';
 
 let server;
 let slow;
@@ -139,6 +139,25 @@ test('messages pass the checks HTTP requests pass: key-bound sessions, validatio
     assert.equal((await keyed.stop()).code, 0);
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+const logLines = (s) => s.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+
+test('each request gets its own request id: in its end message and its request_finished log line', async () => {
+  const c = await connect(server.url);
+  const ids = [];
+  for (let i = 0; i < 2; i++) {
+    c.send({ prompt: 'Once', max_tokens: 4, temperature: 0.8 });  // not cached: the engine runs it
+    const { end } = await c.answer();
+    assert.equal(end.finished, true);
+    assert.match(end.request_id, /^req_[0-9a-f]{24}$/);
+    ids.push(end.request_id);
+  }
+  assert.notEqual(ids[0], ids[1]);
+  const logged = (id) => logLines(server).find((l) => l.event === 'request_finished' && l.request_id === id);
+  for (let i = 0; i < 100 && !ids.every(logged); i++) await sleep(20);
+  for (const id of ids) assert.equal(logged(id)?.completion_tokens, 4, id);
+  c.ws.close();
 });
 
 test('--ws-idle-timeout closes a socket with no request (1001) although it answers pings', async () => {
