@@ -47,15 +47,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void read_body();
   void on_body(beast::error_code ec);
   void handle(http::request<http::string_body> req);
-  void refuse(int status, const std::string& message);  // answer, then close
+  void refuse(const ApiError& error);  // answer, then close
+  void refuse_http(int status, const std::string& message) {
+    refuse(ApiError(status, message, "invalid_request_error", "", "invalid_http"));
+  }
   void begin_exchange(const std::shared_ptr<HttpExchange>& exchange) {
     ++env_.state.busy;
     response_done_ = false;
     in_exchange_ = true;
     exchange_ = exchange;
-  }
-  void refuse_too_large() {
-    refuse(413, "The request body exceeds " + std::to_string(env_.options.max_body_bytes) + " bytes");
   }
 
   void write(std::string data);
@@ -228,10 +228,10 @@ void HttpSession::on_header(beast::error_code ec) {
   if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
       ec == net::error::connection_reset || ec == net::error::eof)
     return linger_close();
-  if (ec == http::error::header_limit) return refuse(431, "The request headers are too large");
+  if (ec == http::error::header_limit) return refuse_http(431, "The request headers are too large");
   // A Content-Length over the limit fails here, before the body is sent.
-  if (ec == http::error::body_limit) return refuse_too_large();
-  if (ec) return refuse(400, "Malformed HTTP request: " + ec.message());
+  if (ec == http::error::body_limit) return refuse(request_too_large(env_.options.max_body_bytes));
+  if (ec) return refuse_http(400, "Malformed HTTP request: " + ec.message());
   if (beast::iequals(parser_->get()[http::field::expect], "100-continue") && !parser_->is_done())
     write("HTTP/1.1 100 Continue\r\n\r\n");
   read_body();
@@ -244,11 +244,11 @@ void HttpSession::read_body() {
 }
 
 void HttpSession::on_body(beast::error_code ec) {
-  if (ec == http::error::body_limit) return refuse_too_large();
+  if (ec == http::error::body_limit) return refuse(request_too_large(env_.options.max_body_bytes));
   if (ec == beast::error::timeout || ec == net::error::eof || ec == net::error::connection_reset ||
       ec == http::error::partial_message)
     return linger_close();
-  if (ec) return refuse(400, "Malformed HTTP request: " + ec.message());
+  if (ec) return refuse_http(400, "Malformed HTTP request: " + ec.message());
   stream_.expires_never();
   handle(parser_->release());
 }
@@ -282,13 +282,12 @@ void HttpSession::handle(http::request<http::string_body> req) {
   env_.router.dispatch(exchange);
 }
 
-void HttpSession::refuse(int status, const std::string& message) {
+void HttpSession::refuse(const ApiError& error) {
   HttpRequest r;
   r.method = "?";
   auto exchange = std::make_shared<HttpExchange>(shared_from_this(), std::move(r), 11, false);
   begin_exchange(exchange);
-  exchange->respond(error_response(ApiError(status, message, "invalid_request_error", "",
-                                            status == 413 ? "request_too_large" : "invalid_http")));
+  exchange->respond(error_response(error));
 }
 
 // --- HttpSession: writing ---

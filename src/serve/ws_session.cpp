@@ -8,6 +8,7 @@
 #include <deque>
 #include <optional>
 
+#include "serve/api_error.h"
 #include "serve/http_session.h"
 #include "serve/ws_conversation.h"
 
@@ -37,7 +38,7 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
     t.idle_timeout = options_.idle_timeout;  // a ping after half of it, closed after all of it
     t.keep_alive_pings = true;
     ws_.set_option(t);
-    ws_.read_message_max(options_.max_body_bytes);
+    ws_.read_message_max(0);  // read() enforces --max-body-bytes, to answer with an error before closing
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& res) { res.set(http::field::server, "parley"); }));
     upgrade_ = to_request(req, ws_.next_layer().socket());
@@ -66,12 +67,14 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
 
  private:
   void read() {
-    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+    ws_.async_read_some(buffer_, options_.max_body_bytes + 1 - buffer_.size(),
+                        [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
   }
 
   void on_read(beast::error_code ec) {
     if (ec) return close();
-    on_message();
+    if (buffer_.size() > options_.max_body_bytes) return refuse_too_large();
+    if (ws_.is_message_done()) on_message();
     read();
   }
 
@@ -81,6 +84,13 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
     if (closing_) return;  // no new answer once the close frame is due
     conversation_->on_message(text, !ws_.got_text());
     if (!answering_) wait_for_request();  // any message restarts the idle time
+  }
+
+  // No more reading: the close handshake discards the rest of the message.
+  void refuse_too_large() {
+    buffer_.consume(buffer_.size());
+    send(dump_json(request_too_large(options_.max_body_bytes).to_json()));
+    shut(websocket::close_code::too_big, "message too big");
   }
 
   // No answer runs: the idle timeout starts, and a new connection may take the place.
@@ -146,7 +156,7 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
   websocket::stream<beast::tcp_stream> ws_;
   ConnectionSlotPtr slot_;
   net::steady_timer idle_timer_;  // --ws-idle-timeout
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_;     // the message being read
   std::shared_ptr<WsConversation> conversation_;
   HttpRequest upgrade_;  // until the conversation takes it
   std::deque<std::string> outbox_;

@@ -3,7 +3,8 @@
 // frames into the WsConversation, writes its messages in order, answers pings
 // and sends its own when the connection is idle. It closes (1001) after
 // --ws-idle-timeout without a request, when a new connection needs its place
-// while it is idle, and at shutdown once idle.
+// while it is idle, and at shutdown once idle; a message over --max-body-bytes
+// gets a 413 error message, then close code 1009.
 #include "serve/api_context.h"
 #include "serve/http_server.h"
 

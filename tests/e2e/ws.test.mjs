@@ -160,6 +160,28 @@ test('each request gets its own request id: in its end message and its request_f
   c.ws.close();
 });
 
+test('a message over --max-body-bytes gets the 413 error, then close code 1009', async () => {
+  const small = await startServer(['--max-body-bytes', '1000']);
+  try {
+    const oneFrame = (ws) => ws.send('x'.repeat(1 << 20));  // still being sent when it is refused
+    const fragments = (ws) => { ws.send('a'.repeat(600), { fin: false }); ws.send('a'.repeat(600)); };
+    for (const send of [oneFrame, fragments]) {
+      const c = await connect(small.url);
+      send(c.ws);
+      assert.deepEqual((await c.next()).error,
+        { message: 'The request body exceeds 1000 bytes', type: 'invalid_request_error', param: null, code: 'request_too_large' });
+      assert.deepEqual(await c.closed, { code: 1009, reason: 'message too big' });
+    }
+    const c = await connect(small.url);
+    const request = JSON.stringify({ prompt: 'Once', max_tokens: 2 });
+    c.send(request + ' '.repeat(1000 - request.length));  // exactly the limit
+    assert.equal((await c.answer()).end.finished, true);
+    c.ws.close();
+  } finally {
+    assert.equal((await small.stop()).code, 0);
+  }
+});
+
 test('--ws-idle-timeout closes a socket with no request (1001) although it answers pings', async () => {
   const short = await startServer(['--idle-timeout', '1', '--ws-idle-timeout', '2']);
   try {
