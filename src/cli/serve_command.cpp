@@ -27,6 +27,7 @@ struct ServeArgs {
   std::string model_id;  // default: the model file's stem
   int32_t max_n = 8;
   int32_t idle_timeout_s = 60;
+  int32_t ws_idle_timeout_s = 300;
   double grace_s = 10;
   EngineConfig engine;
   std::string kv_memory;  // empty: the engine's default
@@ -92,6 +93,7 @@ void run_serve(ServeArgs& a) {
   a.engine.prefix_cache = !a.no_prefix_cache;
   a.state.response_cache_bytes = a.response_cache_bytes == "0" ? 0 : parse_memory_size(a.response_cache_bytes);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
+  a.serve.http.ws_idle_timeout = std::chrono::seconds(a.ws_idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
   auto model = a.model.load();
   auto engine = std::make_unique<LlmEngine>(*model, a.engine);
@@ -155,6 +157,9 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--io-threads", a.serve.http.io_threads, "HTTP I/O threads")->capture_default_str()->check(CLI::Range(1, 256));
   cmd.add_option("--max-body-bytes", a.serve.http.max_body_bytes, "largest request body (413 above)")->capture_default_str();
   cmd.add_option("--idle-timeout", a.idle_timeout_s, "seconds before an idle connection is closed")->capture_default_str()->check(CLI::Range(1, 86400));
+  cmd.add_option("--ws-idle-timeout", a.ws_idle_timeout_s, "seconds a WebSocket may go without a request (no answer running)")->capture_default_str()->check(CLI::Range(1, 86400));
+  cmd.add_option("--max-connections", a.serve.http.max_connections, "most open connections; at the cap the longest-idle one makes room, else refused (0: the open-file limit less a tenth and 64)")->capture_default_str();
+  cmd.add_option("--max-connections-per-ip", a.serve.http.max_connections_per_ip, "most open connections per client address (IPv6: per /64; a --trusted-proxy is exempt; 0 = any)")->capture_default_str();
   cmd.add_option("--shutdown-grace", a.grace_s, "seconds requests in flight get to finish at shutdown")->capture_default_str();
   cmd.add_option("--model-id", a.model_id, "the model name clients use (default: the model file's name)");
   cmd.add_option("--max-n", a.max_n, "most choices (n) per request")->capture_default_str()->check(CLI::Range(1, 128));

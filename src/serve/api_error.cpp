@@ -17,4 +17,9 @@ ApiError not_found(std::string message, std::string code) {
 
 ApiError server_error(std::string message) { return ApiError(500, std::move(message), "server_error"); }
 
+ApiError request_too_large(size_t max_bytes) {
+  return ApiError(413, "The request body exceeds " + std::to_string(max_bytes) + " bytes", "invalid_request_error", "",
+                  "request_too_large");
+}
+
 }  // namespace parley::serve

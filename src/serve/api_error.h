@@ -25,5 +25,7 @@ class ApiError : public std::runtime_error {
 ApiError invalid_request(std::string message, std::string param = "", std::string code = "");
 ApiError not_found(std::string message, std::string code = "not_found");
 ApiError server_error(std::string message);
+// 413: an HTTP body or a WebSocket message over --max-body-bytes.
+ApiError request_too_large(size_t max_bytes);
 
 }  // namespace parley::serve

@@ -2,6 +2,7 @@
 
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -12,12 +13,33 @@
 #include "serve/ws_session.h"
 
 namespace parley::serve {
+namespace {
+
+constexpr std::chrono::seconds kWebSocketCloseWait{1};
+
+// A --trusted-proxy carries many clients' connections: no per-address cap for it.
+HttpOptions with_uncapped_proxies(HttpOptions options, const ApiContext& ctx) {
+  options.uncapped_peer = [&ctx](const std::string& address) { return ctx.ops.trusted_proxies.contains(address); };
+  return options;
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+}  // namespace
 
 ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
     : ctx_(ctx), options_(std::move(options)),
-      http_(router_, ctx.state, options_.http, [this](boost::beast::tcp_stream stream, auto req) {
-        start_ws_session(ctx_, options_.http, std::move(stream), std::move(req));
-      }) {
+      http_(router_, ctx.state, with_uncapped_proxies(options_.http, ctx),
+            [this](boost::beast::tcp_stream stream, auto req, ConnectionSlotPtr slot) {
+              start_ws_session(ctx_, options_.http, std::move(stream), std::move(req), std::move(slot));
+            }) {
   add_protection(router_, ctx_);  // API keys, rate limits, validation: before every route
   http_.set_observer(access_log(ctx_));
   http_.set_upgrade_gate(websocket_gate(ctx_));
@@ -39,23 +61,18 @@ uint16_t ApiServer::start() {
   return port;
 }
 
-bool ApiServer::wait_idle(std::chrono::milliseconds limit) const {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (ctx_.state.busy > 0 || ctx_.generations.size() > 0) {
-    if (std::chrono::steady_clock::now() >= end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
 void ApiServer::shutdown() {
   ctx_.state.draining = true;  // /ready answers 503 from now on
   http_.stop_accepting();
-  if (!wait_idle(options_.grace)) {
+  http_.drain();  // idle WebSockets close (1001) now, the others after their answer
+  const auto idle = [this] { return ctx_.state.busy == 0 && ctx_.generations.size() == 0; };
+  if (!wait_until(idle, options_.grace)) {
     std::cerr << "parley: grace period over, cancelling " << ctx_.state.busy << " request(s)\n";
     ctx_.generations.cancel_all();  // each ends with finish_reason "cancelled"
-    wait_idle(std::chrono::seconds(5));
+    wait_until(idle, std::chrono::seconds(5));
   }
+  // The WebSockets' last messages and close frames go out, and their clients answer.
+  wait_until([this] { return ctx_.state.websockets == 0; }, kWebSocketCloseWait);
   http_.stop();
   ctx_.watchdog.reset();
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The whole service: the API routes on the HTTP server, WebSocket upgrades,
-// and graceful shutdown (stop accepting, /ready false at once, let requests
-// in flight finish within a grace period, then cancel them so that each ends
-// with a clean final chunk).
+// and graceful shutdown (stop accepting, /ready false at once, idle WebSockets
+// closed, let requests in flight finish within a grace period, then cancel
+// them so that each ends with a clean final chunk or message).
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
@@ -27,8 +27,6 @@ class ApiServer {
   Router& router() { return router_; }  // for more routes and middleware before start()
 
  private:
-  bool wait_idle(std::chrono::milliseconds limit) const;
-
   ApiContext& ctx_;
   ServeOptions options_;
   Router router_;

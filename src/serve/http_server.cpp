@@ -19,7 +19,11 @@ HttpServer::HttpServer(const Router& router, ServerState& state, HttpOptions opt
 HttpServer::~HttpServer() { stop(); }
 
 uint16_t HttpServer::start() {
-  raise_fd_limit();  // thousands of idle keep-alive clients each hold a descriptor
+  // Thousands of idle keep-alive clients each hold a descriptor; the cap keeps some for the rest.
+  const uint64_t fd_limit = raise_fd_limit();
+  const size_t total = options_.max_connections ? options_.max_connections : default_max_connections(fd_limit);
+  limiter_ = std::make_unique<ConnectionLimiter>(ConnectionCaps{total, options_.max_connections_per_ip});
+  state_.max_connections = int64_t(total);
   boost::system::error_code ec;
   const auto address = net::ip::make_address(options_.host, ec);
   if (ec) throw Error("serve: '" + options_.host + "' is not an IP address");
@@ -45,10 +49,33 @@ void HttpServer::accept() {
       accept_retry_.async_wait([this](boost::system::error_code) { accept(); });
       return;
     }
-    socket.set_option(tcp::no_delay(true), ec);  // tokens are small writes: send them at once
-    start_http_session(std::move(socket), SessionEnv{router_, state_, options_, upgrade_, observer_, gate_});
+    admit(std::move(socket));
     accept();
   });
+}
+
+// Refused connections are closed at once, before anything is read.
+void HttpServer::admit(tcp::socket socket) {
+  ConnectionLimiter::Admission admission = limiter_->admit(address_group_of(socket));
+  switch (admission.verdict) {
+    case ConnectionLimiter::Verdict::Admitted: break;
+    case ConnectionLimiter::Verdict::AdmittedByEviction: ++state_.connections_evicted; break;
+    case ConnectionLimiter::Verdict::RefusedFull: ++state_.connections_refused; return;
+    case ConnectionLimiter::Verdict::RefusedAddress: ++state_.connections_refused_per_ip; return;
+  }
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);  // tokens are small writes: send them at once
+  start_http_session(std::move(socket), std::move(admission.slot),
+                     SessionEnv{router_, state_, options_, upgrade_, observer_, gate_});
+}
+
+// "" (no per-address count) without that cap, for an exempt peer, or one whose address is gone already.
+std::string HttpServer::address_group_of(const tcp::socket& socket) const {
+  if (!options_.max_connections_per_ip) return "";
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  if (ec || (options_.uncapped_peer && options_.uncapped_peer(peer.address().to_string()))) return "";
+  return address_group(peer.address());
 }
 
 void HttpServer::stop_accepting() {

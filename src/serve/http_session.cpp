@@ -48,7 +48,8 @@ bool framing_is_plain(const http::request<http::string_body>& req) {
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(tcp::socket socket, const SessionEnv& env) : stream_(std::move(socket)), env_(env) {
+  HttpSession(tcp::socket socket, ConnectionSlotPtr slot, const SessionEnv& env)
+      : stream_(std::move(socket)), env_(env), slot_(std::move(slot)) {
     ++env_.state.connections;
   }
   ~HttpSession() { --env_.state.connections; }
@@ -59,18 +60,19 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void read_header();
   void on_header(beast::error_code ec);
+  void evict();
   void read_body();
   void on_body(beast::error_code ec);
   void handle(http::request<http::string_body> req);
-  void refuse(int status, const std::string& message);  // answer, then close
+  void refuse(const ApiError& error);  // answer, then close
+  void refuse_http(int status, const std::string& message) {
+    refuse(ApiError(status, message, "invalid_request_error", "", "invalid_http"));
+  }
   void begin_exchange(const std::shared_ptr<HttpExchange>& exchange) {
     ++env_.state.busy;
     response_done_ = false;
     in_exchange_ = true;
     exchange_ = exchange;
-  }
-  void refuse_too_large() {
-    refuse(413, "The request body exceeds " + std::to_string(env_.options.max_body_bytes) + " bytes");
   }
 
   void write(std::string data);
@@ -86,6 +88,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   beast::tcp_stream stream_;
   SessionEnv env_;
+  ConnectionSlotPtr slot_;  // null once a WebSocket took the connection over
+  bool awaiting_header_ = false;  // idle: evictable
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   // The request being answered. Weak: the route holds the exchange (and so
@@ -219,6 +223,13 @@ void HttpExchange::end_stream() {
 // --- HttpSession: reading ---
 
 void HttpSession::read_header() {
+  auto evict = [weak = weak_from_this(), executor = stream_.get_executor()] {
+    net::post(executor, [weak] {
+      if (auto self = weak.lock()) self->evict();
+    });
+  };
+  if (!slot_->idle(std::move(evict))) return linger_close();
+  awaiting_header_ = true;
   parser_.emplace();
   parser_->header_limit(kHeaderLimit);
   parser_->body_limit(env_.options.max_body_bytes);
@@ -228,15 +239,18 @@ void HttpSession::read_header() {
 }
 
 void HttpSession::on_header(beast::error_code ec) {
+  if (closed_) return;
+  awaiting_header_ = false;
+  slot_->busy();
   if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
       ec == net::error::connection_reset || ec == net::error::eof)
     return linger_close();
-  if (ec == http::error::header_limit) return refuse(431, "The request headers are too large");
+  if (ec == http::error::header_limit) return refuse_http(431, "The request headers are too large");
   // A Content-Length over the limit fails here, before the body is sent.
-  if (ec == http::error::body_limit) return refuse_too_large();
-  if (ec) return refuse(400, "Malformed HTTP request: " + ec.message());
+  if (ec == http::error::body_limit) return refuse(request_too_large(env_.options.max_body_bytes));
+  if (ec) return refuse_http(400, "Malformed HTTP request: " + ec.message());
   if (!framing_is_plain(parser_->get()))
-    return refuse(400, "Transfer-Encoding must be exactly 'chunked' (HTTP/1.1, without Content-Length)");
+    return refuse_http(400, "Transfer-Encoding must be exactly 'chunked' (HTTP/1.1, without Content-Length)");
   if (beast::iequals(parser_->get()[http::field::expect], "100-continue") && !parser_->is_done())
     write("HTTP/1.1 100 Continue\r\n\r\n");
   read_body();
@@ -249,15 +263,22 @@ void HttpSession::read_body() {
 }
 
 void HttpSession::on_body(beast::error_code ec) {
-  if (ec == http::error::body_limit) return refuse_too_large();
+  if (ec == http::error::body_limit) return refuse(request_too_large(env_.options.max_body_bytes));
   if (ec == beast::error::timeout || ec == net::error::eof || ec == net::error::connection_reset ||
       ec == http::error::partial_message)
     return linger_close();
-  if (ec) return refuse(400, "Malformed HTTP request: " + ec.message());
+  if (ec) return refuse_http(400, "Malformed HTTP request: " + ec.message());
   stream_.expires_never();
   handle(parser_->release());
 }
 
+// A new connection needs the place: closed at once (no lingering, which would
+// keep the descriptor), unless a request header arrived in the meantime.
+void HttpSession::evict() {
+  if (!awaiting_header_ || closed_) return;
+  closed_ = true;
+  stream_.close();
+}
 
 void HttpSession::handle(http::request<http::string_body> req) {
   if (env_.upgrade && beast::websocket::is_upgrade(req) && req.target().starts_with("/v1/ws") &&
@@ -271,7 +292,7 @@ void HttpSession::handle(http::request<http::string_body> req) {
       }
     }
     // The WebSocket session takes the connection over; this one ends here.
-    return env_.upgrade(std::move(stream_), std::move(req));
+    return env_.upgrade(std::move(stream_), std::move(req), std::move(slot_));
   }
   auto exchange = std::make_shared<HttpExchange>(shared_from_this(), to_request(req, stream_.socket()), req.version(),
                                                 req.keep_alive());
@@ -280,13 +301,12 @@ void HttpSession::handle(http::request<http::string_body> req) {
   env_.router.dispatch(exchange);
 }
 
-void HttpSession::refuse(int status, const std::string& message) {
+void HttpSession::refuse(const ApiError& error) {
   HttpRequest r;
   r.method = "?";
   auto exchange = std::make_shared<HttpExchange>(shared_from_this(), std::move(r), 11, false);
   begin_exchange(exchange);
-  exchange->respond(error_response(ApiError(status, message, "invalid_request_error", "",
-                                            status == 413 ? "request_too_large" : "invalid_http")));
+  exchange->respond(error_response(error));
 }
 
 // --- HttpSession: writing ---
@@ -413,8 +433,8 @@ HttpRequest to_request(const http::request<http::string_body>& req, const tcp::s
   return r;
 }
 
-void start_http_session(tcp::socket socket, const SessionEnv& env) {
-  std::make_shared<HttpSession>(std::move(socket), env)->run();
+void start_http_session(tcp::socket socket, ConnectionSlotPtr slot, const SessionEnv& env) {
+  std::make_shared<HttpSession>(std::move(socket), std::move(slot), env)->run();
 }
 
 }  // namespace parley::serve

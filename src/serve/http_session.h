@@ -19,7 +19,8 @@ struct SessionEnv {
 
 // Serves requests on `socket` until the client leaves, a timeout, an error, or
 // shutdown; keeps itself alive while it has work pending.
-void start_http_session(boost::asio::ip::tcp::socket socket, const SessionEnv& env);
+// `slot`: its place under the connection caps (evictable while it waits for a request header).
+void start_http_session(boost::asio::ip::tcp::socket socket, ConnectionSlotPtr slot, const SessionEnv& env);
 
 // A Beast request as routes see it (header names lower-cased, the peer's address).
 HttpRequest to_request(const boost::beast::http::request<boost::beast::http::string_body>& req,

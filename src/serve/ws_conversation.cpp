@@ -6,6 +6,7 @@
 #include "serve/openai_format.h"
 #include "serve/prompt_input.h"
 #include "serve/request_builder.h"
+#include "serve/request_id.h"
 #include "serve/session_chat.h"
 
 namespace parley::serve {
@@ -52,6 +53,7 @@ void WsConversation::on_message(std::string_view text, bool binary) {
     request.method = "POST";
     request.body = std::string(text);
     DetachedExchange admission(std::move(request));
+    admission.set_request_id(new_request_id());
     check_ws_message(admission, ctx_);
     start(message, admission);
   } catch (const ApiError& e) {
@@ -81,6 +83,7 @@ void WsConversation::start(const json& message, Exchange& admission) {
         admission, ctx_, std::move(requests.requests), [channel](std::function<void()> f) { channel->post(std::move(f)); },
         [self = shared_from_this()](size_t, const Event& e) { self->on_event(e); });
   id_ = message.contains("id") ? message["id"] : json(nullptr);
+  request_id_ = admission.request_id();
   choice_ = Choice{};
   plan_ = std::move(plan);
   recorded_ = RecordedAnswer{};
@@ -89,6 +92,7 @@ void WsConversation::start(const json& message, Exchange& admission) {
   ++ctx_.state.busy;
   ++ctx_.state.ws_requests;
   running_ = generation;
+  channel->answering(true);
   if (plan_.replay) {
     const RecordedAnswer answer = std::move(*plan_.replay);
     for (const Event& e : answer.choices.at(0)) on_event(e);
@@ -110,14 +114,26 @@ void WsConversation::finish(const Event& e) {
   finish_answer(ctx_, plan_, {choice_}, recorded_);
   busy_ = false;
   --ctx_.state.busy;
-  if (e.finish == FinishReason::Error && e.completion_tokens == 0) return send(invalid_request(e.error).to_json(), id_);
-  json end = {{"finished", true}, {"finish_reason", finish_reason_name(e.finish)}, {"usage", usage_json(total_usage({choice_}))}};
-  if (e.finish == FinishReason::Error) end["error"] = server_error(e.error).to_json()["error"];
-  if (!plan_.cache_status.empty()) end["cache"] = plan_.cache_status;
-  if (plan_.static_answer) end["static"] = true;
-  plan_.decorate(end);
+  json end = end_message(e);
   plan_ = AnswerPlan{};
   send(std::move(end), id_);
+  if (auto channel = channel_.lock()) channel->answering(false);  // after the end message: it may close
+}
+
+// An engine refusal before any token ends the answer with an error instead.
+json WsConversation::end_message(const Event& e) {
+  json end;
+  if (e.finish == FinishReason::Error && e.completion_tokens == 0) {
+    end = invalid_request(e.error).to_json();
+  } else {
+    end = {{"finished", true}, {"finish_reason", finish_reason_name(e.finish)}, {"usage", usage_json(total_usage({choice_}))}};
+    if (e.finish == FinishReason::Error) end["error"] = server_error(e.error).to_json()["error"];
+    if (!plan_.cache_status.empty()) end["cache"] = plan_.cache_status;
+    if (plan_.static_answer) end["static"] = true;
+    plan_.decorate(end);
+  }
+  end["request_id"] = request_id_;
+  return end;
 }
 
 // `id`: the request's "id", echoed back.

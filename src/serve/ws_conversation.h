@@ -6,6 +6,7 @@
 // "finish_reason", "usage"}. {"cancel": true} stops the current answer.
 // "session_id" continues a session; cache hits and static answers replay
 // through the same messages (the final one says "cache": "hit"/"miss").
+// Each request gets a request id (logs), sent in its final message.
 // Mistakes are answered with {"error": {...}} and the socket stays open.
 #include <functional>
 #include <memory>
@@ -25,6 +26,7 @@ class WsChannel {
   virtual void send(std::string text) = 0;                 // a text frame, on the strand
   virtual void post(std::function<void()> f) = 0;          // run on the strand, from any thread
   virtual size_t pending_bytes() const = 0;
+  virtual void answering(bool running) = 0;  // on the strand: an answer started or ended
 };
 
 class WsConversation : public std::enable_shared_from_this<WsConversation> {
@@ -41,6 +43,7 @@ class WsConversation : public std::enable_shared_from_this<WsConversation> {
   void start(const json& message, Exchange& admission);
   void on_event(const Event& e);
   void finish(const Event& e);
+  json end_message(const Event& e);
   void send(json message, const json& id);
 
   ApiContext& ctx_;
@@ -51,6 +54,7 @@ class WsConversation : public std::enable_shared_from_this<WsConversation> {
   std::weak_ptr<Generation> running_;
   bool busy_ = false;
   json id_;  // the running request's "id", echoed in its messages
+  std::string request_id_;
   Choice choice_;
   AnswerPlan plan_;          // the running request's cache and session handling
   RecordedAnswer recorded_;  // its events, when the plan stores them in the cache

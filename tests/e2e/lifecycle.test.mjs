@@ -105,7 +105,7 @@ test('configuration: flags > PARLEY_* environment > --config file > defaults; --
   const help = execFileSync(binary, ['serve', '--help']).toString();
   for (const flag of ['--host', '--port', '--io-threads', '--max-body-bytes', '--idle-timeout', '--shutdown-grace',
     '--config', '--model', '--threads', '--max-running', '--max-batch-tokens', '--max-step-ms', '--kv-memory', '--kv-type',
-    '--model-id', '--max-n']) assert.ok(help.includes(flag), flag);
+    '--model-id', '--max-n', '--ws-idle-timeout', '--max-connections', '--max-connections-per-ip']) assert.ok(help.includes(flag), flag);
   assert.ok(help.includes('PARLEY_PORT'));
   const dir = mkdtempSync(join(tmpdir(), 'parley-cfg-'));
   const config = join(dir, 'serve.json');

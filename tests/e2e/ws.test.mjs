@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, makeSlowModel } from './server.mjs';
+import { startServer, makeSlowModel, sleep } from './server.mjs';
 
 let server;
 let slow;
@@ -32,6 +32,8 @@ async function connect(url, query = '') {
     const w = waiters.shift();
     if (w) w(m); else queue.push(m);
   });
+  // The close code and reason the server sent.
+  const closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
   const next = () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiters.push(r)));
   // Collects one answer: its text chunks and the final message.
@@ -44,7 +46,7 @@ async function connect(url, query = '') {
       text += m.text;
     }
   }
-  return { ws, next, answer, send: (o) => ws.send(typeof o === 'string' ? o : JSON.stringify(o)) };
+  return { ws, next, answer, closed, send: (o) => ws.send(typeof o === 'string' ? o : JSON.stringify(o)) };
 }
 
 test('streams an answer and ends it with usage; several requests on one socket', async () => {
@@ -137,4 +139,82 @@ test('messages pass the checks HTTP requests pass: key-bound sessions, validatio
     assert.equal((await keyed.stop()).code, 0);
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+const logLines = (s) => s.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+
+test('each request gets its own request id: in its end message and its request_finished log line', async () => {
+  const c = await connect(server.url);
+  const ids = [];
+  for (let i = 0; i < 2; i++) {
+    c.send({ prompt: 'Once', max_tokens: 4, temperature: 0.8 });  // not cached: the engine runs it
+    const { end } = await c.answer();
+    assert.equal(end.finished, true);
+    assert.match(end.request_id, /^req_[0-9a-f]{24}$/);
+    ids.push(end.request_id);
+  }
+  assert.notEqual(ids[0], ids[1]);
+  const logged = (id) => logLines(server).find((l) => l.event === 'request_finished' && l.request_id === id);
+  for (let i = 0; i < 100 && !ids.every(logged); i++) await sleep(20);
+  for (const id of ids) assert.equal(logged(id)?.completion_tokens, 4, id);
+  c.ws.close();
+});
+
+test('a message over --max-body-bytes gets the 413 error, then close code 1009', async () => {
+  const small = await startServer(['--max-body-bytes', '1000']);
+  try {
+    const oneFrame = (ws) => ws.send('x'.repeat(1 << 20));  // still being sent when it is refused
+    const fragments = (ws) => { ws.send('a'.repeat(600), { fin: false }); ws.send('a'.repeat(600)); };
+    for (const send of [oneFrame, fragments]) {
+      const c = await connect(small.url);
+      send(c.ws);
+      assert.deepEqual((await c.next()).error,
+        { message: 'The request body exceeds 1000 bytes', type: 'invalid_request_error', param: null, code: 'request_too_large' });
+      assert.deepEqual(await c.closed, { code: 1009, reason: 'message too big' });
+    }
+    const c = await connect(small.url);
+    const request = JSON.stringify({ prompt: 'Once', max_tokens: 2 });
+    c.send(request + ' '.repeat(1000 - request.length));  // exactly the limit
+    assert.equal((await c.answer()).end.finished, true);
+    c.ws.close();
+  } finally {
+    assert.equal((await small.stop()).code, 0);
+  }
+});
+
+test('--ws-idle-timeout closes a socket with no request (1001) although it answers pings', async () => {
+  const short = await startServer(['--idle-timeout', '1', '--ws-idle-timeout', '2']);
+  try {
+    const c = await connect(short.url);
+    let pings = 0;
+    c.ws.on('ping', () => { pings++; });
+    c.send({ prompt: 'Once', max_tokens: 2 });
+    assert.equal((await c.answer()).end.finished, true);
+    const t0 = Date.now();
+    assert.deepEqual(await c.closed, { code: 1001, reason: 'idle timeout' });
+    const waited = Date.now() - t0;
+    assert.ok(waited > 1500 && waited < 5000, `closed after ${waited} ms`);
+    assert.ok(pings >= 2, `${pings} pings`);  // every half --idle-timeout
+  } finally {
+    assert.equal((await short.stop()).code, 0);
+  }
+});
+
+test('SIGTERM: idle sockets close with 1001 at once; a running answer ends "cancelled", then 1001', async () => {
+  const draining = await startServer(['-m', slow.path, '--shutdown-grace', '0.5']);
+  const running = await connect(draining.url);
+  const idle = await connect(draining.url);
+  running.send({ prompt: 'Once', max_tokens: 3000, ignore_eos: true, id: 'long' });
+  assert.equal((await running.next()).finished, false);
+  const order = [];
+  idle.closed.then(() => order.push('idle closed'));
+  draining.proc.kill('SIGTERM');
+  assert.deepEqual(await idle.closed, { code: 1001, reason: 'server shutting down' });
+  const { end } = await running.answer();
+  order.push('answer ended');
+  assert.equal(end.finish_reason, 'cancelled');
+  assert.equal(end.id, 'long');
+  assert.deepEqual(await running.closed, { code: 1001, reason: 'server shutting down' });
+  assert.deepEqual(order, ['idle closed', 'answer ended']);  // not after the grace period
+  assert.equal((await draining.exited).code, 0);
 });

@@ -27,12 +27,12 @@ class HttpServerTest : public ::testing::Test {
       r.body = ex->request().body;
       ex->respond(std::move(r));
     });
-    router_.add("GET", "/stream", Access::Public, [](const ExchangePtr& ex, const PathParams&) {
+    router_.add("GET", "/stream", Access::Public, [this](const ExchangePtr& ex, const PathParams&) {
       ex->begin_stream(HttpResponse{200, "text/event-stream", {}, ""});
-      std::thread([ex] {  // like the engine thread: posts to the connection's strand
+      producer_ = std::thread([ex] {  // like the engine thread: posts to the connection's strand
         for (int i = 0; i < 5; ++i) ex->post([ex, i] { ex->send_chunk("data: " + std::to_string(i) + "\n\n"); });
         ex->post([ex] { ex->end_stream(); });
-      }).detach();
+      });
     });
     router_.add("GET", "/hang", Access::Public, [this](const ExchangePtr& ex, const PathParams&) {
       ex->begin_stream(HttpResponse{200, "text/plain", {}, ""});
@@ -48,13 +48,17 @@ class HttpServerTest : public ::testing::Test {
     server_ = std::make_unique<HttpServer>(router_, state_, options);
     port_ = server_->start();
   }
-  void TearDown() override { server_.reset(); }
+  void TearDown() override {
+    if (producer_.joinable()) producer_.join();  // it posts to the server
+    server_.reset();
+  }
 
   Router router_;
   ServerState state_;
   std::unique_ptr<HttpServer> server_;
   uint16_t port_ = 0;
   std::promise<void> disconnected_;
+  std::thread producer_;  // /stream's
 };
 
 TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
@@ -208,6 +212,73 @@ TEST_F(HttpServerTest, IdleConnectionsAreCheapAndTimeOut) {
   EXPECT_TRUE(idle.front()->closed_by_server());  // after the 1 s idle timeout
   for (int i = 0; i < 500 && state_.connections != 0; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(state_.connections, 0);
+}
+
+// Waits until the server has `n` connections open.
+void await_connections(const ServerState& state, int64_t n) {
+  for (int i = 0; i < 500 && state.connections != n; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(state.connections, n);
+}
+
+TEST_F(HttpServerTest, AtTheConnectionCapTheLongestIdleMakesRoomElseNewOnesAreRefused) {
+  router_.add("GET", "/wait", Access::Public, [](const ExchangePtr& ex, const PathParams&) {  // busy until the client leaves
+    ex->begin_stream(HttpResponse{200, "text/plain", {}, ""});
+    ex->send_chunk("started");
+    ex->on_disconnect([ex] { ex->end_stream(); });
+  });
+  HttpOptions o;
+  o.max_connections = 3;
+  start(o);
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 3; ++i) {
+    idle.push_back(std::make_unique<RawClient>(port_));
+    await_connections(state_, i + 1);
+  }
+  {  // a new connection takes the place of the longest-idle one
+    RawClient c(port_);
+    c.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(c.read_response().status, 200);
+    EXPECT_TRUE(idle[0]->closed_by_server());
+    EXPECT_EQ(state_.connections_evicted, 1u);
+  }
+  idle.clear();
+  await_connections(state_, 0);
+  std::vector<std::unique_ptr<RawClient>> busy;
+  for (int i = 0; i < 3; ++i) {
+    busy.push_back(std::make_unique<RawClient>(port_));
+    busy.back()->send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+    busy.back()->read_until("started\r\n");
+  }
+  RawClient refused(port_);  // nothing idle to evict
+  EXPECT_TRUE(refused.closed_by_server());
+  EXPECT_EQ(state_.connections_refused, 1u);
+  EXPECT_EQ(state_.connections_evicted, 1u);
+  busy.pop_back();  // a place frees up
+  await_connections(state_, 2);
+  RawClient c(port_);
+  c.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 200);
+  EXPECT_EQ(state_.max_connections, 3);
+  busy.clear();  // their exchanges end (and free themselves) on the disconnect
+  await_connections(state_, 1);
+}
+
+TEST_F(HttpServerTest, PerAddressCapRefusesThatAddressOnlyAndExemptsUncappedPeers) {
+  HttpOptions o;
+  o.max_connections_per_ip = 2;
+  o.uncapped_peer = [](const std::string& address) { return address == "127.0.0.3"; };
+  start(o);
+  RawClient a1(port_, "127.0.0.2"), a2(port_, "127.0.0.2");
+  await_connections(state_, 2);
+  RawClient a3(port_, "127.0.0.2");
+  EXPECT_TRUE(a3.closed_by_server());
+  EXPECT_EQ(state_.connections_refused_per_ip, 1u);
+  RawClient p1(port_, "127.0.0.3"), p2(port_, "127.0.0.3"), p3(port_, "127.0.0.3");
+  await_connections(state_, 5);
+  RawClient c(port_, "127.0.0.1");
+  c.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(c.read_response().status, 200);
+  EXPECT_EQ(state_.connections_refused_per_ip, 1u);
 }
 
 TEST_F(HttpServerTest, StopAcceptingRefusesNewConnections) {

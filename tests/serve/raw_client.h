@@ -18,7 +18,10 @@ struct RawResponse {
 
 class RawClient {
  public:
-  explicit RawClient(uint16_t port) : socket_(io_) {
+  // `source`: the client's own address (any of 127.0.0.0/8 is loopback).
+  explicit RawClient(uint16_t port, const char* source = "127.0.0.1") : socket_(io_) {
+    socket_.open(boost::asio::ip::tcp::v4());
+    socket_.bind({boost::asio::ip::make_address(source), 0});
     socket_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
   }
   void send(const std::string& bytes) { boost::asio::write(socket_, boost::asio::buffer(bytes)); }
