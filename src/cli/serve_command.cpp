@@ -38,6 +38,7 @@ struct ServeArgs {
   std::string response_cache_bytes = "64M";
   int32_t session_turns = 5;
   int64_t session_ttl_s = 86400;
+  int64_t session_lock_lease_s = serve::TurnLeases::kDefaultLease.count();
   int64_t response_cache_ttl_s = 3600;
   std::string static_answers_mode = "degraded";
   serve::OpsOptions ops;  // keys, rate limits, validation, admission, degradation (docs/operations.md)
@@ -90,6 +91,7 @@ void run_serve(ServeArgs& a) {
   a.engine.kv_retention.policy = parse_kv_policy(a.kv_policy);
   a.engine.prefix_cache = !a.no_prefix_cache;
   a.state.response_cache_bytes = a.response_cache_bytes == "0" ? 0 : parse_memory_size(a.response_cache_bytes);
+  a.state.lock_lease = std::chrono::seconds(a.session_lock_lease_s);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
   auto model = a.model.load();
@@ -165,6 +167,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--redis-url", a.state.redis_url, "redis://[:password@]host:port/db: sessions and response cache in Redis");
   cmd.add_option("--session-turns", a.session_turns, "turns a new session keeps by default")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd.add_option("--session-ttl", a.session_ttl_s, "seconds an idle session lives by default")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
+  cmd.add_option("--session-lock-lease", a.session_lock_lease_s, "seconds a session's turn lock outlives a dead replica or a lost unlock (renewed while its turn runs)")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(3600)));
   cmd.add_option("--response-cache-bytes", a.response_cache_bytes, "response cache budget (bytes, 64M, 1G; 0 = off)")->capture_default_str();
   cmd.add_option("--response-cache-ttl", a.response_cache_ttl_s, "seconds a cached answer lives")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
   cmd.add_option("--static-answers", a.state.static_answers, "JSON or YAML file of canonical questions and answers");

@@ -20,7 +20,9 @@ StateBackends::StateBackends(const StateBackendOptions& o, StateServices& servic
                                                    services.failover);
   }
   if (!o.static_answers.empty()) static_answers_ = std::make_unique<state::StaticAnswers>(o.static_answers);
+  turn_leases_ = std::make_unique<TurnLeases>(*sessions_, o.lock_lease);
   services.sessions = sessions_.get();
+  services.turn_leases = turn_leases_.get();
   services.response_cache = cache_.get();
   services.static_answers = static_answers_.get();
 }

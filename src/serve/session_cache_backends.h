@@ -8,6 +8,7 @@
 #include <string>
 
 #include "serve/session_cache_services.h"
+#include "serve/turn_leases.h"
 
 namespace parley::state {
 class RedisPool;
@@ -20,6 +21,7 @@ struct StateBackendOptions {
   std::string redis_url;                        // redis://[:password@]host:port/db; "" = embedded
   uint64_t response_cache_bytes = 64ull << 20;  // local cache budget; 0 = no response cache
   std::string static_answers;                   // JSON or YAML file; "" = none
+  std::chrono::seconds lock_lease = TurnLeases::kDefaultLease;  // of a session's turn lock
 };
 
 // Owns the backends and points `services` at them (which must not outlive it).
@@ -31,6 +33,7 @@ class StateBackends {
  private:
   std::shared_ptr<state::RedisPool> pool_;
   std::unique_ptr<state::SessionStore> sessions_;
+  std::unique_ptr<TurnLeases> turn_leases_;
   std::unique_ptr<state::ResponseCache> cache_;
   std::unique_ptr<state::StaticAnswers> static_answers_;
 };

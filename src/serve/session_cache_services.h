@@ -18,8 +18,11 @@ namespace parley::serve {
 // while the server is in degraded mode (ServerState::degraded).
 enum class StaticAnswersMode { Off, Always, Degraded };
 
+class TurnLeases;
+
 struct StateServices {
   state::SessionStore* sessions = nullptr;
+  TurnLeases* turn_leases = nullptr;  // the sessions' turn locks; set with `sessions`
   state::ResponseCache* response_cache = nullptr;
   state::StaticAnswers* static_answers = nullptr;
   std::shared_ptr<state::FailoverStats> failover;  // Redis fallbacks; null without Redis
