@@ -94,6 +94,7 @@ void run_serve(ServeArgs& a) {
   a.state.lock_lease = std::chrono::seconds(a.session_lock_lease_s);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
+  serve::StateBackends backends(a.state);  // before the model: a misconfigured Redis fails at once
   auto model = a.model.load();
   auto engine = std::make_unique<LlmEngine>(*model, a.engine);
   const int32_t max_context = engine->config().max_context;
@@ -102,7 +103,7 @@ void run_serve(ServeArgs& a) {
   serve::ApiContext ctx(*model, *engine, id, fingerprint(*model),
                         serve::ParamLimits{a.max_n, model->config().vocab_size, context,
                                            a.engine.kv_retention.policy != KvPolicy::Full});
-  serve::StateBackends backends(a.state, ctx.services);
+  backends.attach(ctx.services);
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;
   ctx.services.response_cache_ttl = std::chrono::seconds(a.response_cache_ttl_s);
@@ -165,6 +166,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_flag("--no-prefix-cache", a.no_prefix_cache, "turn automatic prefix caching off");
   cmd.add_option("--state-db", a.state.state_db, "SQLite file that keeps sessions across restarts (default: memory only)");
   cmd.add_option("--redis-url", a.state.redis_url, "redis://[:password@]host:port/db: sessions and response cache in Redis");
+  cmd.add_flag("--redis-optional", a.state.redis_optional, "start with local state when --redis-url fails its check at start (default: refuse to start)");
   cmd.add_option("--session-turns", a.session_turns, "turns a new session keeps by default")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd.add_option("--session-ttl", a.session_ttl_s, "seconds an idle session lives by default")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
   cmd.add_option("--session-lock-lease", a.session_lock_lease_s, "seconds a session's turn lock outlives a dead replica or a lost unlock (renewed while its turn runs)")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(3600)));

@@ -36,4 +36,7 @@ struct StateServices {
   std::atomic<uint64_t> session_turns_stored{0};
 };
 
+// false while Redis is configured and its last operation (or the startup check) failed.
+inline bool state_backend_up(const StateServices& s) { return !s.failover || !s.failover->degraded; }
+
 }  // namespace parley::serve

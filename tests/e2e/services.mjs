@@ -57,13 +57,16 @@ async function spawnService(name, command, args, ready) {
 
 // redis-server on `port` (default: a free one) with its files in `dir`,
 // without persistence unless `appendonly`: then it writes an AOF there, which
-// a restart on the same port and dir loads. `url` is for --redis-url.
-export async function startRedis(dir, { port, appendonly = false } = {}) {
+// a restart on the same port and dir loads. With `password` it requires AUTH.
+// `url` is for --redis-url (with the password).
+export async function startRedis(dir, { port, appendonly = false, password } = {}) {
   port ??= await freePort();
+  const auth = password ? ['--requirepass', password] : [];
   const redis = await spawnService('redis-server', 'redis-server',
-    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--dir', dir],
+    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--dir', dir, ...auth],
     (out) => out.includes('Ready to accept connections'));
-  return { ...redis, port, url: `redis://127.0.0.1:${port}/0` };
+  const userinfo = password ? `:${encodeURIComponent(password)}@` : '';
+  return { ...redis, port, url: `redis://${userinfo}127.0.0.1:${port}/0` };
 }
 
 // nginx as the test's own process with `httpConfig` (text for the http
