@@ -39,6 +39,7 @@ struct ServeArgs {
   std::string response_cache_bytes = "64M";
   int32_t session_turns = 5;
   int64_t session_ttl_s = 86400;
+  int64_t session_lock_lease_s = serve::TurnLeases::kDefaultLease.count();
   int64_t response_cache_ttl_s = 3600;
   std::string response_cache_scope = "key";
   std::string static_answers_mode = "degraded";
@@ -92,9 +93,11 @@ void run_serve(ServeArgs& a) {
   a.engine.kv_retention.policy = parse_kv_policy(a.kv_policy);
   a.engine.prefix_cache = !a.no_prefix_cache;
   a.state.response_cache_bytes = a.response_cache_bytes == "0" ? 0 : parse_memory_size(a.response_cache_bytes);
+  a.state.lock_lease = std::chrono::seconds(a.session_lock_lease_s);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
   a.serve.http.ws_idle_timeout = std::chrono::seconds(a.ws_idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
+  serve::StateBackends backends(a.state);  // before the model: a misconfigured Redis fails at once
   auto model = a.model.load();
   auto engine = std::make_unique<LlmEngine>(*model, a.engine);
   const int32_t max_context = engine->config().max_context;
@@ -103,7 +106,7 @@ void run_serve(ServeArgs& a) {
   serve::ApiContext ctx(*model, *engine, id, fingerprint(*model),
                         serve::ParamLimits{a.max_n, model->config().vocab_size, context,
                                            a.engine.kv_retention.policy != KvPolicy::Full});
-  serve::StateBackends backends(a.state, ctx.services);
+  backends.attach(ctx.services);
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;
   ctx.services.response_cache_ttl = std::chrono::seconds(a.response_cache_ttl_s);
@@ -171,8 +174,10 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_flag("--no-prefix-cache", a.no_prefix_cache, "turn automatic prefix caching off");
   cmd.add_option("--state-db", a.state.state_db, "SQLite file that keeps sessions across restarts (default: memory only)");
   cmd.add_option("--redis-url", a.state.redis_url, "redis://[:password@]host:port/db: sessions and response cache in Redis");
+  cmd.add_flag("--redis-optional", a.state.redis_optional, "start with local state when --redis-url fails its check at start (default: refuse to start)");
   cmd.add_option("--session-turns", a.session_turns, "turns a new session keeps by default")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd.add_option("--session-ttl", a.session_ttl_s, "seconds an idle session lives by default")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
+  cmd.add_option("--session-lock-lease", a.session_lock_lease_s, "seconds a session's turn lock outlives a dead replica or a lost unlock (renewed while its turn runs)")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(3600)));
   cmd.add_option("--response-cache-bytes", a.response_cache_bytes, "response cache budget (bytes, 64M, 1G; 0 = off)")->capture_default_str();
   cmd.add_option("--response-cache-ttl", a.response_cache_ttl_s, "seconds a cached answer lives")->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(365 * 86400)));
   cmd.add_option("--response-cache-scope", a.response_cache_scope, "who a cached answer serves: the API key that caused it (key) or every client (global)")->capture_default_str()->check(CLI::IsMember({"key", "global"}));

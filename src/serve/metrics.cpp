@@ -58,6 +58,7 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"static_answers_served", "counter", "Requests answered from the static answers", int64_t(ctx.services.static_answers_served.load())},
       {"session_turns_stored", "counter", "Session turns appended", int64_t(ctx.services.session_turns_stored.load())},
       {"state_fallbacks", "counter", "Session and cache operations served locally because Redis failed", int64_t(fallback ? fallback->fallbacks.load() : 0)},
+      {"state_backend_up", "gauge", "0 while the last Redis operation (or the startup check) failed; 1 otherwise, and without Redis", int64_t(state_backend_up(ctx.services))},
       // Protection and operations (docs/operations.md).
       {"rate_limited", "counter", "Requests refused with 429", int64_t(m.rate_limited.load())},
       {"unauthorized", "counter", "Requests refused with 401", int64_t(m.unauthorized.load())},

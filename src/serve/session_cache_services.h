@@ -18,8 +18,11 @@ namespace parley::serve {
 // while the server is in degraded mode (ServerState::degraded).
 enum class StaticAnswersMode { Off, Always, Degraded };
 
+class TurnLeases;
+
 struct StateServices {
   state::SessionStore* sessions = nullptr;
+  TurnLeases* turn_leases = nullptr;  // the sessions' turn locks; set with `sessions`
   state::ResponseCache* response_cache = nullptr;
   state::StaticAnswers* static_answers = nullptr;
   std::shared_ptr<state::FailoverStats> failover;  // Redis fallbacks; null without Redis
@@ -35,5 +38,8 @@ struct StateServices {
   std::atomic<uint64_t> static_answers_served{0};
   std::atomic<uint64_t> session_turns_stored{0};
 };
+
+// false while Redis is configured and its last operation (or the startup check) failed.
+inline bool state_backend_up(const StateServices& s) { return !s.failover || !s.failover->degraded; }
 
 }  // namespace parley::serve

@@ -1,12 +1,12 @@
 #pragma once
-// One chat turn on a session: holds the session's turn lock from before its
-// history is read until the turn is stored or dropped, so that turns on one
-// session run one at a time (across replicas too, with Redis) and are never
-// lost or interleaved.
+// One chat turn on a session: holds the session's turn lock (a lease renewed
+// by TurnLeases) from before its history is read until the turn is stored or
+// dropped, so that turns on one session run one at a time (across replicas
+// too, with Redis) and are never lost or interleaved.
 #include <memory>
 #include <string>
 
-#include "state/session_store.h"
+#include "serve/turn_leases.h"
 
 namespace parley::serve {
 
@@ -14,8 +14,7 @@ class SessionTurn {
  public:
   // Takes the lock (409 session_busy when another turn holds it) and loads
   // the session (404 when unknown, expired or bound to another API key).
-  static std::shared_ptr<SessionTurn> begin(state::SessionStore& store, const std::string& id,
-                                            const std::string& api_key);
+  static std::shared_ptr<SessionTurn> begin(TurnLeases& leases, const std::string& id, const std::string& api_key);
   ~SessionTurn();  // releases the lock if still held (a cancelled or failed turn)
   SessionTurn(const SessionTurn&) = delete;
   SessionTurn& operator=(const SessionTurn&) = delete;
@@ -26,9 +25,9 @@ class SessionTurn {
   void release();
 
  private:
-  SessionTurn(state::SessionStore& store, std::string owner) : store_(store), owner_(std::move(owner)) {}
+  SessionTurn(TurnLeases& leases, std::string owner) : leases_(leases), owner_(std::move(owner)) {}
 
-  state::SessionStore& store_;
+  TurnLeases& leases_;
   std::string owner_;
   state::Session session_;
   bool locked_ = false;

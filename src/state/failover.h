@@ -14,7 +14,7 @@ namespace parley::state {
 
 struct FailoverStats {
   std::atomic<uint64_t> fallbacks{0};  // operations served locally because Redis failed
-  std::atomic<bool> degraded{false};   // the last Redis operation failed
+  std::atomic<bool> degraded{false};   // the last Redis operation (before any: the startup check) failed
 };
 
 std::unique_ptr<SessionStore> make_failover_session_store(std::unique_ptr<SessionStore> redis,

@@ -1,10 +1,13 @@
 // Sessions on Redis with a local mirror: every session this replica writes or
 // reads is also kept in the local store, so that during an outage its
 // conversations go on locally. Sessions changed during the outage are written
-// back to Redis by the first call that reaches it again (last writer wins).
+// back to Redis by the first call that reaches it again (last writer wins),
+// and so are the unlocks of turn locks taken in Redis that Redis missed.
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "state/failover.h"
 #include "state/outage_log.h"
@@ -76,50 +79,85 @@ class FailoverSessionStore : public SessionStore {
   }
 
   bool try_lock(const std::string& id, const std::string& owner, std::chrono::milliseconds ttl) override {
-    return call([&] { return redis_->try_lock(id, owner, ttl); }, [&] { return local_->try_lock(id, owner, ttl); });
+    return call(
+        [&] {
+          const bool locked = redis_->try_lock(id, owner, ttl);
+          if (locked) insert(redis_locks_, {id, owner});
+          return locked;
+        },
+        [&] { return local_->try_lock(id, owner, ttl); });
   }
 
-  // Both: a lock taken before an outage began or ended is released wherever it is.
+  bool renew(const std::string& id, const std::string& owner, std::chrono::milliseconds ttl) override {
+    return call([&] { return redis_->renew(id, owner, ttl); }, [&] { return local_->renew(id, owner, ttl); });
+  }
+
+  // Both: a lock taken before an outage began or ended is released wherever
+  // it is. A lock taken in Redis that Redis cannot release now (down or
+  // stalled; it may come back from its AOF still holding it) is released by
+  // the write-back.
   void unlock(const std::string& id, const std::string& owner) override {
-    call([&] { redis_->unlock(id, owner); }, [] {});
+    const Lock lock = {id, owner};
+    const bool in_redis = erase(redis_locks_, lock);
+    call([&] { redis_->unlock(id, owner); },
+         [&] {
+           if (in_redis) insert(lost_unlocks_, lock);
+         });
     local_->unlock(id, owner);
   }
 
  private:
-  void mark_dirty(const std::string& id) {
-    std::lock_guard lock(dirty_mu_);
-    dirty_.insert(id);
-    has_dirty_ = true;
+  using Lock = std::pair<std::string, std::string>;  // session id, owner
+
+  void mark_dirty(const std::string& id) { insert(dirty_, id); }
+
+  // The sets below, under mu_; has_pending_ says whether there is anything to write back.
+  template <class T>
+  void insert(std::set<T>& items, const T& item) {
+    std::lock_guard lock(mu_);
+    items.insert(item);
+    has_pending_ = !dirty_.empty() || !lost_unlocks_.empty();
   }
 
-  // Sessions created, changed or removed during the outage go to Redis now.
-  // Other calls wait until this is done: a session not yet written back
-  // would look deleted to them. What fails to be written stays dirty.
+  template <class T>
+  bool erase(std::set<T>& items, const T& item) {
+    std::lock_guard lock(mu_);
+    const bool found = items.erase(item) > 0;
+    has_pending_ = !dirty_.empty() || !lost_unlocks_.empty();
+    return found;
+  }
+
+  template <class T>
+  std::optional<T> first(const std::set<T>& items) {
+    std::lock_guard lock(mu_);
+    return items.empty() ? std::nullopt : std::optional<T>(*items.begin());
+  }
+
+  // Sessions created, changed or removed during the outage go to Redis now,
+  // then the lost unlocks. Other calls wait until this is done: a session
+  // not yet written back would look deleted to them, a lock not yet released
+  // busy. What fails to be written stays pending.
   void write_back() {
-    if (!has_dirty_) return;
+    if (!has_pending_) return;
     std::lock_guard writing(write_back_mu_);
-    for (;;) {
-      std::string id;
-      {
-        std::lock_guard lock(dirty_mu_);
-        if (dirty_.empty()) {
-          has_dirty_ = false;
-          return;
-        }
-        id = *dirty_.begin();
-      }
-      if (std::optional<Session> s = local_->get(id)) redis_->put(*s);
-      else redis_->remove(id);
-      std::lock_guard lock(dirty_mu_);
-      dirty_.erase(id);
+    while (const std::optional<std::string> id = first(dirty_)) {
+      if (std::optional<Session> s = local_->get(*id)) redis_->put(*s);
+      else redis_->remove(*id);
+      erase(dirty_, *id);
+    }
+    while (const std::optional<Lock> lock = first(lost_unlocks_)) {
+      redis_->unlock(lock->first, lock->second);
+      erase(lost_unlocks_, *lock);
     }
   }
 
   std::unique_ptr<SessionStore> redis_, local_;
   OutageLog log_;
-  std::mutex write_back_mu_, dirty_mu_;
-  std::set<std::string> dirty_;
-  std::atomic<bool> has_dirty_{false};
+  std::mutex write_back_mu_, mu_;
+  std::set<std::string> dirty_;     // sessions changed during an outage
+  std::set<Lock> redis_locks_;      // turn locks this replica holds in Redis
+  std::set<Lock> lost_unlocks_;     // ... whose unlock Redis missed
+  std::atomic<bool> has_pending_{false};
 };
 
 }  // namespace

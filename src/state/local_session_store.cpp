@@ -89,6 +89,15 @@ class LocalSessionStore : public SessionStore {
     return true;
   }
 
+  bool renew(const std::string& id, const std::string& owner, std::chrono::milliseconds ttl) override {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    const auto it = locks_.find(id);
+    if (it == locks_.end() || it->second.owner != owner || it->second.expires <= now) return false;
+    it->second.expires = now + ttl;
+    return true;
+  }
+
   void unlock(const std::string& id, const std::string& owner) override {
     std::lock_guard lock(mu_);
     const auto it = locks_.find(id);

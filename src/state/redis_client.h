@@ -34,7 +34,10 @@ struct RedisUrl {
   int db = 0;
   std::string password;
 };
-RedisUrl parse_redis_url(const std::string& url);  // throws parley::Error
+RedisUrl parse_redis_url(const std::string& url);  // throws parley::Error (showing the URL masked)
+// The URL with its password replaced by "***" (redis://:***@host:port/db), for
+// messages and logs; works on URLs that do not parse too.
+std::string mask_redis_url(const std::string& url);
 
 class RedisPool {
  public:
@@ -44,6 +47,10 @@ class RedisPool {
   RedisReply command(const std::vector<std::string>& argv);
   // Several commands on one connection in one round trip.
   std::vector<RedisReply> pipeline(const std::vector<std::vector<std::string>>& commands);
+  // Connects (AUTH and SELECT as the URL says) and PINGs; throws
+  // RedisUnavailable naming the step that failed unless the answer is PONG
+  // (an error reply such as NOAUTH fails too). The message holds no password.
+  void check();
   bool healthy() const;  // the last call succeeded
   uint64_t failures() const;  // calls that threw RedisUnavailable
 

@@ -105,8 +105,7 @@ struct RedisPool::Impl {
 
   size_t acquire() {
     std::unique_lock lock(mu);
-    if (Clock::now() < retry_at) throw RedisUnavailable("redis " + url.host + ":" + std::to_string(url.port) +
-                                                        " unavailable (reconnecting with backoff)");
+    if (Clock::now() < retry_at) throw RedisUnavailable(where() + " unavailable (reconnecting with backoff)");
     if (!idle_cv.wait_for(lock, timeout, [&] { return !idle.empty(); }))
       throw RedisUnavailable("redis: no free connection within the timeout");
     const size_t i = idle.back();
@@ -131,16 +130,27 @@ struct RedisPool::Impl {
     idle_cv.notify_one();
   }
 
+  std::string where() const { return "redis " + url.host + ":" + std::to_string(url.port); }
+
   Context connect() const {
     Context c(redisConnectWithTimeout(url.host.c_str(), url.port, to_timeval(timeout)));
     if (!c) throw RedisUnavailable("redis: cannot allocate a connection");
-    if (c->err) throw RedisUnavailable("redis " + url.host + ":" + std::to_string(url.port) + ": " + c->errstr);
+    if (c->err) throw RedisUnavailable(where() + ": cannot connect: " + c->errstr);
     redisSetTimeout(c.get(), to_timeval(timeout));
     std::vector<std::vector<std::string>> setup;
-    if (!url.password.empty()) setup.push_back({"AUTH", url.password});
-    if (url.db != 0) setup.push_back({"SELECT", std::to_string(url.db)});
-    for (const RedisReply& r : exchange(c.get(), setup))
-      if (r.type == RedisReply::Type::Error) throw RedisUnavailable("redis: connection setup failed: " + r.str);
+    std::vector<std::string> shown;  // the commands as errors name them: never the password
+    if (!url.password.empty()) {
+      setup.push_back({"AUTH", url.password});
+      shown.push_back("AUTH");
+    }
+    if (url.db != 0) {
+      setup.push_back({"SELECT", std::to_string(url.db)});
+      shown.push_back("SELECT " + std::to_string(url.db));
+    }
+    const std::vector<RedisReply> replies = exchange(c.get(), setup);
+    for (size_t i = 0; i < replies.size(); ++i)
+      if (replies[i].type == RedisReply::Type::Error)
+        throw RedisUnavailable(where() + ": " + shown[i] + " refused: " + replies[i].str);
     return c;
   }
 
@@ -192,6 +202,12 @@ RedisReply RedisPool::command(const std::vector<std::string>& argv) { return std
 std::vector<RedisReply> RedisPool::pipeline(const std::vector<std::vector<std::string>>& commands) {
   if (commands.empty()) return {};
   return impl_->run(commands);
+}
+
+void RedisPool::check() {
+  const RedisReply r = command({"PING"});
+  if (r.type != RedisReply::Type::String || r.str != "PONG")
+    throw RedisUnavailable(impl_->where() + ": PING answered " + (r.str.empty() ? "nothing" : r.str));
 }
 
 bool RedisPool::healthy() const { return impl_->healthy; }

@@ -2,7 +2,7 @@
 //   parley:session:{id}            the session as JSON (plus "_idx", the index keys it is listed in), PX = ttl
 //   parley:sessions:k:{key}        sorted set of the ids of API key {key}, score = updated_ms
 //   parley:sessions:k:{key}:u:{user}   the same for one user of that key
-//   parley:lock:session:{id}       the turn lock: owner, PX = lock ttl
+//   parley:lock:session:{id}       the turn lock: owner, PX = the lease, renewed by its owner
 // Changes run as Lua scripts, so they are atomic across replicas.
 #include <algorithm>
 
@@ -64,8 +64,15 @@ unindex(raw, ARGV[1])
 return redis.call('DEL', KEYS[1])
 )lua";
 
+// KEYS: lock. ARGV: owner. Compare-and-delete: only the owner unlocks.
 constexpr const char* kUnlockScript = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+)lua";
+
+// KEYS: lock. ARGV: owner, ttl ms. Compare-and-pexpire: only the owner renews.
+constexpr const char* kRenewScript = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 )lua";
 
@@ -127,9 +134,12 @@ class RedisSessionStore : public SessionStore {
   }
 
   bool try_lock(const std::string& id, const std::string& owner, std::chrono::milliseconds ttl) override {
-    const RedisReply r = checked(pool_->command(
-        {"SET", lock_key(id), owner, "NX", "PX", std::to_string(std::max<int64_t>(ttl.count(), 1))}));
+    const RedisReply r = checked(pool_->command({"SET", lock_key(id), owner, "NX", "PX", lock_ms(ttl)}));
     return r.type == RedisReply::Type::String;  // "OK"; nil when held
+  }
+
+  bool renew(const std::string& id, const std::string& owner, std::chrono::milliseconds ttl) override {
+    return eval(*pool_, kRenewScript, {lock_key(id)}, {owner, lock_ms(ttl)}).integer == 1;
   }
 
   void unlock(const std::string& id, const std::string& owner) override {
@@ -138,6 +148,7 @@ class RedisSessionStore : public SessionStore {
 
  private:
   static std::string lock_key(const std::string& id) { return redis_key("lock:session:" + id); }
+  static std::string lock_ms(std::chrono::milliseconds ttl) { return std::to_string(std::max<int64_t>(ttl.count(), 1)); }
 
   std::shared_ptr<RedisPool> pool_;
 };

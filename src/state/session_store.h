@@ -30,8 +30,12 @@ class SessionStore {
   // and renews the TTL. False when the session no longer exists.
   virtual bool append_turn(const std::string& id, const Turn& turn) = 0;
   // The per-session turn lock: one turn at a time, across replicas too. The
-  // lock expires after `ttl` (a replica that died holding it). false: held.
+  // lock is a lease that expires after `ttl` (a replica that died holding it)
+  // unless its owner renews it. false: held.
   virtual bool try_lock(const std::string& id, const std::string& owner, std::chrono::milliseconds ttl) = 0;
+  // Extends `owner`'s lock to `ttl` from now. false: `owner` does not hold it
+  // (released, expired or taken by another owner); nothing changes then.
+  virtual bool renew(const std::string& id, const std::string& owner, std::chrono::milliseconds ttl) = 0;
   virtual void unlock(const std::string& id, const std::string& owner) = 0;
 };
 

@@ -39,23 +39,34 @@ async function spawnService(name, command, args, ready) {
     }
     await sleep(20);
   }
+  const running = () => proc.exitCode === null && proc.signalCode === null;
   return {
     async stop() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      if (running()) proc.kill('SIGTERM');
       const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
       await exited;
       clearTimeout(t);
     },
+    // A crash: SIGKILL.
+    async kill() {
+      if (running()) proc.kill('SIGKILL');
+      await exited;
+    },
   };
 }
 
-// redis-server without persistence; `url` is for --redis-url.
-export async function startRedis(dir) {
-  const port = await freePort();
+// redis-server on `port` (default: a free one) with its files in `dir`,
+// without persistence unless `appendonly`: then it writes an AOF there, which
+// a restart on the same port and dir loads. With `password` it requires AUTH.
+// `url` is for --redis-url (with the password).
+export async function startRedis(dir, { port, appendonly = false, password } = {}) {
+  port ??= await freePort();
+  const auth = password ? ['--requirepass', password] : [];
   const redis = await spawnService('redis-server', 'redis-server',
-    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir],
+    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--dir', dir, ...auth],
     (out) => out.includes('Ready to accept connections'));
-  return { ...redis, url: `redis://127.0.0.1:${port}/0` };
+  const userinfo = password ? `:${encodeURIComponent(password)}@` : '';
+  return { ...redis, port, url: `redis://${userinfo}127.0.0.1:${port}/0` };
 }
 
 // nginx as the test's own process with `httpConfig` (text for the http

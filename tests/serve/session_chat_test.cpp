@@ -59,39 +59,41 @@ TEST_F(SessionPrompt, OldestTurnsGoFirstToFitTheContextSystemPromptStays) {
 
 TEST(SessionTurn, OneTurnAtATimeAndReleasedWhenDropped) {
   auto store = state::make_local_session_store("");
+  TurnLeases leases(*store);
   state::Session s = session_with_turns(0, 5);
   store->put(s);
   {
-    auto turn = SessionTurn::begin(*store, s.id, "");
+    auto turn = SessionTurn::begin(leases, s.id, "");
     EXPECT_EQ(turn->session().system_prompt, s.system_prompt);
     try {
-      SessionTurn::begin(*store, s.id, "");
+      SessionTurn::begin(leases, s.id, "");
       FAIL() << "a second turn got the lock";
     } catch (const ApiError& e) {
       EXPECT_EQ(e.status(), 409);
       EXPECT_EQ(e.to_json()["error"]["code"], "session_busy");
     }
   }  // dropped without storing: a cancelled turn
-  auto turn = SessionTurn::begin(*store, s.id, "");
+  auto turn = SessionTurn::begin(leases, s.id, "");
   EXPECT_TRUE(turn->store("hi", "hello"));
   EXPECT_EQ(store->get(s.id)->turns.size(), 1u);
-  EXPECT_NO_THROW(SessionTurn::begin(*store, s.id, ""));  // store() released the lock
+  EXPECT_NO_THROW(SessionTurn::begin(leases, s.id, ""));  // store() released the lock
 }
 
 TEST(SessionTurn, UnknownOrOtherKeysSessionIsNotFound) {
   auto store = state::make_local_session_store("");
+  TurnLeases leases(*store);
   state::Session s = session_with_turns(0, 5);
   s.api_key = "alice";
   store->put(s);
   for (const auto& [id, key] : {std::pair{s.id, std::string("bob")}, std::pair{state::new_session_id(), std::string("alice")}}) {
     try {
-      SessionTurn::begin(*store, id, key);
+      SessionTurn::begin(leases, id, key);
       FAIL() << "no 404";
     } catch (const ApiError& e) {
       EXPECT_EQ(e.status(), 404);
     }
   }
-  EXPECT_NO_THROW(SessionTurn::begin(*store, s.id, "alice"));  // the failed attempts left no lock behind
+  EXPECT_NO_THROW(SessionTurn::begin(leases, s.id, "alice"));  // the failed attempts left no lock behind
 }
 
 }  // namespace

@@ -117,5 +117,32 @@ TEST_F(FailoverTest, ResponseCacheAndRateLimitsFallBack) {
   EXPECT_GE(cache->stats().misses, 1u);
 }
 
+// Redis restarted from its AOF comes back with what it had written.
+class FailoverAofTest : public FailoverTest {
+ protected:
+  FailoverAofTest() { persistence_ = test::RedisServer::Persistence::Aof; }
+};
+
+// Redis crashes while a turn holds its lock there, and the turn's unlock
+// finds it down; restarted from its AOF, Redis holds the lock again until the
+// first call that reaches it writes the unlock back.
+TEST_F(FailoverAofTest, AnUnlockRedisMissedIsWrittenBackWhenItIsUpAgain) {
+  const std::string id = new_session_id();
+  auto other_replica = make_redis_session_store(pool());
+  ASSERT_TRUE(sessions_->try_lock(id, "turn", 1h));
+  EXPECT_TRUE(sessions_->renew(id, "turn", 1h));
+  server_->stop();
+  EXPECT_FALSE(sessions_->renew(id, "turn", 1h)) << "only local locks renew during the outage";
+  sessions_->unlock(id, "turn");
+  EXPECT_TRUE(sessions_->try_lock(id, "local turn", 1h)) << "released locally";
+  sessions_->unlock(id, "local turn");
+
+  server_->start();
+  EXPECT_FALSE(other_replica->try_lock(id, "next", 1h)) << "the AOF brought the lock back";
+  until_redis_is_back([&] { sessions_->get(id); });
+  EXPECT_TRUE(other_replica->try_lock(id, "next", 1h)) << "the unlock was written back";
+  other_replica->unlock(id, "next");
+}
+
 }  // namespace
 }  // namespace parley::state

@@ -36,9 +36,38 @@ TEST(RedisUrl, Parses) {
   EXPECT_EQ(u.password, "pw");
   u = parse_redis_url("redis://localhost");
   EXPECT_EQ(u.port, 6379);
+  u = parse_redis_url("redis://:pa/ss@host:7/3");  // an unescaped '/' in the password
+  EXPECT_EQ(u.password, "pa/ss");
+  EXPECT_EQ(u.host, "host");
+  EXPECT_EQ(u.db, 3);
   for (const char* bad : {"http://x:1", "redis://x:port", "redis://x:1/db", "redis://x:0", "redis://x:99999",
                           "redis://user:pw@x:1", "redis://pw@x:1", "redis://:bad%zz@x"})
     EXPECT_THROW(parse_redis_url(bad), Error) << bad;
+}
+
+TEST(RedisUrl, MaskHidesThePasswordOfAnyUrl) {
+  EXPECT_EQ(mask_redis_url("redis://:s3cret@host:6379/0"), "redis://:***@host:6379/0");
+  EXPECT_EQ(mask_redis_url("redis://default:s3cret@[::1]:6390/1"), "redis://default:***@[::1]:6390/1");
+  EXPECT_EQ(mask_redis_url("redis://:p@ss:w/rd@host"), "redis://:***@host");
+  EXPECT_EQ(mask_redis_url("redis://s3cret@host:1"), "redis://***@host:1");  // no ':': all of it may be the password
+  EXPECT_EQ(mask_redis_url("http://:s3cret@host"), "http://:***@host");
+  EXPECT_EQ(mask_redis_url("s3cret@host"), "***@host");
+  EXPECT_EQ(mask_redis_url("redis://host:6379/2"), "redis://host:6379/2");
+}
+
+TEST(RedisUrl, ParseErrorsShowTheUrlMasked) {
+  for (const char* bad : {"http://:s3cret@x:1", "redis://:s3cret@x:port", "redis://:s3cret@x:1/db", "redis://:s3cret@x:0",
+                          "redis://user:s3cret@x:1", "redis://s3cret@x:1", "redis://:s3cret%zz@x", "redis://:s3cret@[::1",
+                          "redis://:s3c/ret@x:1/db"}) {
+    try {
+      parse_redis_url(bad);
+      ADD_FAILURE() << "parsed: " << bad;
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.find("s3c"), std::string::npos) << message;
+      EXPECT_NE(message.find("***@"), std::string::npos) << message;
+    }
+  }
 }
 
 // A "server" that accepts connections (the kernel does, from the listen
@@ -155,6 +184,66 @@ TEST(RedisAuth, PasswordProtectedServer) {
   // The stores turn NOAUTH into RedisUnavailable: a misconfigured replica falls back.
   url.password = "";
   EXPECT_THROW(make_redis_session_store(std::make_shared<RedisPool>(url))->get(s.id), RedisUnavailable);
+}
+
+// What RedisPool::check() says for each way a --redis-url can be wrong;
+// never the password.
+class RedisCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::RedisServer::available()) GTEST_SKIP() << "redis-server is not installed";
+    server_ = std::make_unique<test::RedisServer>(kPassword);
+  }
+
+  // The message of check()'s RedisUnavailable; "" when it passed.
+  std::string check(const std::string& url) {
+    const RedisUrl parsed = parse_redis_url(url);
+    RedisPool pool(parsed, 1, 300ms);
+    try {
+      pool.check();
+      return "";
+    } catch (const RedisUnavailable& e) {
+      const std::string message = e.what();
+      if (!parsed.password.empty()) {
+        EXPECT_EQ(message.find(parsed.password), std::string::npos) << message;
+      }
+      return message;
+    }
+  }
+
+  void expect_check_fails(const std::string& url, const std::string& step) {
+    const std::string message = check(url);
+    EXPECT_NE(message.find(step), std::string::npos) << "'" << message << "' does not name '" << step << "'";
+  }
+
+  std::string url(const std::string& auth, int db = 0) const {
+    return "redis://" + auth + "127.0.0.1:" + std::to_string(server_->port()) + "/" + std::to_string(db);
+  }
+
+  static constexpr const char* kPassword = "s3cret-pw";
+  std::unique_ptr<test::RedisServer> server_;
+};
+
+TEST_F(RedisCheck, PassesWithThePasswordAndAnExistingDatabase) {
+  EXPECT_EQ(check(url(":s3cret-pw@", 15)), "");
+}
+
+TEST_F(RedisCheck, AWrongPasswordFailsAuth) {
+  expect_check_fails(url(":not-it@"), "AUTH refused: WRONGPASS");
+}
+
+TEST_F(RedisCheck, NoPasswordFailsThePingWithNoauth) {
+  expect_check_fails(url(""), "PING answered NOAUTH");
+}
+
+TEST_F(RedisCheck, ADatabaseOutOfRangeFailsSelect) {
+  expect_check_fails(url(":s3cret-pw@", 99), "SELECT 99 refused");
+}
+
+TEST_F(RedisCheck, NothingListeningFailsToConnect) {
+  const std::string address = url(":s3cret-pw@");
+  server_->stop();
+  expect_check_fails(address, "cannot connect");
 }
 
 }  // namespace

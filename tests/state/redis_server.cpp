@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -36,24 +37,34 @@ bool RedisServer::available() { return access(kBinary, X_OK) == 0; }
 
 // The port may be taken between free_port() and redis-server's bind (tests
 // run in parallel): then redis-server exits and another port is tried.
-RedisServer::RedisServer(std::string password) : password_(std::move(password)) {
+RedisServer::RedisServer(std::string password, Persistence persistence)
+    : password_(std::move(password)), persistence_(persistence) {
+  char dir[] = "/tmp/parley-redis-XXXXXX";
+  if (!mkdtemp(dir)) throw std::runtime_error("cannot make a directory for redis-server");
+  dir_ = dir;
   for (int attempt = 0;; ++attempt) {
     port_ = free_port();
     try {
       start();
       return;
     } catch (const std::exception&) {
-      if (attempt == 4) throw;
+      if (attempt == 4) {
+        std::filesystem::remove_all(dir_);
+        throw;
+      }
     }
   }
 }
 
-RedisServer::~RedisServer() { stop(); }
+RedisServer::~RedisServer() {
+  stop();
+  std::filesystem::remove_all(dir_);
+}
 
 void RedisServer::start() {
-  std::vector<std::string> args = {kBinary,  "--port",       std::to_string(port_), "--bind", "127.0.0.1",
-                                   "--save", "",             "--appendonly",        "no",     "--dir",
-                                   "/tmp",   "--daemonize", "no"};
+  std::vector<std::string> args = {kBinary, "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+                                   "--appendonly", persistence_ == Persistence::Aof ? "yes" : "no",
+                                   "--dir", dir_, "--daemonize", "no"};
   if (!password_.empty()) args.insert(args.end(), {"--requirepass", password_});
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");

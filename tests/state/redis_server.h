@@ -1,7 +1,8 @@
 #pragma once
-// A real redis-server for the tests: on a free loopback port, no persistence,
-// killed (by pid) when the object goes. stop()/start() simulate an outage on
-// the same port.
+// A real redis-server for the tests: on a free loopback port, in its own
+// temporary directory, killed (by pid) when the object goes. stop()/start()
+// simulate a crash and a restart on the same port; with Persistence::Aof the
+// restarted server loads what the killed one had written (appendonly yes).
 #include <string>
 #include <vector>
 
@@ -14,7 +15,9 @@ class RedisServer {
   static constexpr const char* kBinary = "/usr/bin/redis-server";
   static bool available();  // false: tests skip with a message
 
-  explicit RedisServer(std::string password = "");
+  enum class Persistence { None, Aof };
+
+  explicit RedisServer(std::string password = "", Persistence persistence = Persistence::None);
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -28,6 +31,8 @@ class RedisServer {
   bool answers_ping() const;
 
   std::string password_;
+  Persistence persistence_;
+  std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;
 };

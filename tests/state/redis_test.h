@@ -14,13 +14,14 @@ class RedisTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!RedisServer::available()) GTEST_SKIP() << RedisServer::kBinary << " is not installed: Redis tests skipped";
-    server_ = std::make_unique<RedisServer>();
+    server_ = std::make_unique<RedisServer>("", persistence_);
   }
 
   std::shared_ptr<state::RedisPool> pool(int connections = 4) const {
     return std::make_shared<state::RedisPool>(state::parse_redis_url(server_->url()), connections);
   }
 
+  RedisServer::Persistence persistence_ = RedisServer::Persistence::None;  // set before SetUp
   std::unique_ptr<RedisServer> server_;
 };
 

@@ -184,6 +184,21 @@ TEST_P(SessionStoreTest, TurnLockIsExclusivePerOwnerAndExpires) {
   store_->unlock(s.id, "c");
 }
 
+// The sleeps only wait for a 1 ms lease to have run out.
+TEST_P(SessionStoreTest, OnlyTheOwnerRenewsTheLock) {
+  const Session s = create();
+  EXPECT_FALSE(store_->renew(s.id, "a", 1h)) << "not held";
+  EXPECT_TRUE(store_->try_lock(s.id, "b", 1h)) << "the renewal took no lock";
+  EXPECT_FALSE(store_->renew(s.id, "a", 1ms)) << "b holds it";
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(store_->try_lock(s.id, "c", 1h)) << "a's renewal did not shorten b's lease";
+  EXPECT_TRUE(store_->renew(s.id, "b", 1ms));
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(store_->renew(s.id, "b", 1h)) << "expired: no longer b's";
+  EXPECT_TRUE(store_->try_lock(s.id, "c", 1h));
+  store_->unlock(s.id, "c");
+}
+
 // 20 threads take turns on one session through the turn lock. Each reads the
 // history under the lock and writes how many turns it saw, so a lost or
 // interleaved turn shows up as a missing or repeated count.
