@@ -10,6 +10,7 @@ const SETTINGS_KEY = 'parley.settings';
 const SETTINGS = ['system', 'temperature', 'max-tokens'];
 
 const state = {
+  contextLength: null, // the served model's max_model_len, once known
   store: null,         // LocalConversations or ServerConversations
   conversation: null,  // the open one; null until the first message of a new chat
   stream: null,        // the answer in flight
@@ -39,7 +40,10 @@ function generationParams() {
   const temperature = Number($('temperature').value);
   const maxTokens = Number($('max-tokens').value);
   if ($('temperature').value !== '' && temperature >= 0 && temperature <= 2) params.temperature = temperature;
-  if (Number.isInteger(maxTokens) && maxTokens > 0) params.max_tokens = maxTokens;
+  // Unset: none is sent, and the server answers up to the end of the context. Set: never more
+  // than the context, which the server would refuse.
+  if (Number.isInteger(maxTokens) && maxTokens > 0)
+    params.max_tokens = state.contextLength ? Math.min(maxTokens, state.contextLength) : maxTokens;
   return params;
 }
 
@@ -256,6 +260,12 @@ function run(action) {
 async function connect() {
   const models = await api('/v1/models');
   $('model').textContent = models.data?.[0]?.id ?? 'no model';
+  const context = models.data?.[0]?.max_model_len;
+  if (Number.isInteger(context) && context > 0) {
+    state.contextLength = context;
+    $('max-tokens').max = String(context);
+    $('max-tokens').placeholder = `the rest of the context (${context})`;
+  }
   state.store = await openConversations();
   document.body.dataset.mode = state.store.mode;
   $('mode').textContent = state.store.mode === 'sessions'

@@ -46,8 +46,14 @@ void completions(const ExchangePtr& ex, ApiContext& ctx) {
                          params, std::move(requests), std::move(echoes), std::move(plan));
 }
 
+// max_model_len (vLLM's name): the context a request's prompt and answer share, so that clients
+// (the chat page) can size max_tokens.
 json model_json(const ApiContext& ctx) {
-  return {{"id", ctx.model_id}, {"object", "model"}, {"created", ctx.created}, {"owned_by", "parley"}};
+  return {{"id", ctx.model_id},
+          {"object", "model"},
+          {"created", ctx.created},
+          {"owned_by", "parley"},
+          {"max_model_len", ctx.limits.context_length}};
 }
 
 }  // namespace

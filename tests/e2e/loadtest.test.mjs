@@ -1,5 +1,5 @@
 // `parley loadtest --json` against a real `parley serve` (bundled stories260K,
-// a 128-token context, so prompts stay short): the counts in its report add
+// a 512-token context, so prompts stay short): the counts in its report add
 // up, every request succeeds, and a server's 4xx answers are counted as errors.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

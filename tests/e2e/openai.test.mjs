@@ -128,6 +128,8 @@ test('models: list, retrieve, unknown', async () => {
   assert.deepEqual(list.data.map((m) => m.id), ['stories260K']);
   const m = await client.models.retrieve('stories260K');
   assert.equal(m.object, 'model');
+  assert.equal(m.max_model_len, 512, 'the bundled model\'s context, as trained');
+  assert.equal(list.data[0].max_model_len, 512);
   await assert.rejects(client.models.retrieve('gpt-4'), (e) => e.status === 404);
   await assert.rejects(client.chat.completions.create({ model: 'gpt-4', messages }),
     (e) => e.status === 404 && e.code === 'model_not_found');

@@ -9,9 +9,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const binary = process.env.PARLEY_BINARY || join(root, 'build', 'parley');
 
-// Starts a server; resolves once it printed its listening line.
-export function startServer(args = [], env = {}) {
-  const proc = spawn(binary, ['serve', '--host', '127.0.0.1', '--port', '0', '--threads', '1', ...args], {
+// Starts a server; resolves once it printed its listening line. `bare`: only
+// --port 0 besides `args`, every other flag at its default (a user's first run).
+export function startServer(args = [], env = {}, { bare = false } = {}) {
+  const flags = bare ? ['--port', '0'] : ['--host', '127.0.0.1', '--port', '0', '--threads', '1'];
+  const proc = spawn(binary, ['serve', ...flags, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -41,7 +41,10 @@ TEST(KvPolicyQuality, PerplexityOnALongText) {
   auto tokens = model->tokenizer().encode(text, true, false);
   tokens.resize(std::min<size_t>(tokens.size(), 1000));
   const auto& c = model->config();
-  ASSERT_GT(int32_t(tokens.size()), 5 * c.context_length);
+  // The full policy restarts at each segment of kContext tokens, a quarter of the model's 512, so
+  // the text spans several segments.
+  constexpr int32_t kContext = 128;
+  ASSERT_GT(int32_t(tokens.size()), 5 * kContext);
 
   const KvRetention configs[] = {{KvPolicy::Full, 0, 0, 0},         {KvPolicy::Window, 128, 0, 0},
                                  {KvPolicy::Window, 64, 0, 0},
@@ -53,18 +56,18 @@ TEST(KvPolicyQuality, PerplexityOnALongText) {
   int32_t n_blocks = 0;
   for (const auto& kv : configs) {
     runs.push_back({kv, {}, RetainedKv(kv)});
-    const int32_t slots = kv.policy == KvPolicy::Full ? c.context_length : runs.back().kept.capacity();
+    const int32_t slots = kv.policy == KvPolicy::Full ? kContext : runs.back().kept.capacity();
     for (int32_t b = 0; b * kBs < slots; ++b) runs.back().blocks.push_back(n_blocks++);
   }
   ThreadPool pool(1);
   KvCache cache(c, DType::F16, kBs, n_blocks);
-  BatchForward fwd(*model, pool, cache, int32_t(runs.size()), int32_t(runs.size()), c.context_length);
+  BatchForward fwd(*model, pool, cache, int32_t(runs.size()), int32_t(runs.size()), kContext);
   std::vector<BatchChunk> chunks(runs.size());
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
     for (size_t r = 0; r < runs.size(); ++r) {
       PolicyRun& run = runs[r];
       BatchChunk& ch = chunks[r];
-      ch = BatchChunk{&tokens[i], 1, int32_t(i % size_t(c.context_length)), run.blocks.data(), true};
+      ch = BatchChunk{&tokens[i], 1, int32_t(i % size_t(kContext)), run.blocks.data(), true};
       if (run.kv.policy == KvPolicy::Full) continue;  // restarts at each context-sized segment
       run.kept.place(1);
       ch.pos = run.kept.live() - 1;
@@ -86,7 +89,7 @@ TEST(KvPolicyQuality, PerplexityOnALongText) {
   std::map<std::string, double> ppl;
   std::cout << "| policy | budget (tokens) | KV bytes / sequence (F16) | perplexity |\n|---|---|---|---|\n";
   for (const PolicyRun& run : runs) {
-    const int32_t budget = run.kv.policy == KvPolicy::Full ? c.context_length : run.capacity();
+    const int32_t budget = run.kv.policy == KvPolicy::Full ? kContext : run.capacity();
     const double p = std::exp(run.nll / double(tokens.size() - 1));
     ppl[label(run.kv)] = p;
     std::cout << "| " << label(run.kv) << " | " << budget << " | " << budget * per_token_bytes << " | " << p
