@@ -20,6 +20,14 @@ json parse_message(std::string_view text, bool binary) {
   return message;
 }
 
+// Every frame that ends a request says so, errors included, with the request's id: a client
+// reading "until finished" never waits for more.
+json ending(json message, const std::string& request_id) {
+  message["finished"] = true;
+  message["request_id"] = request_id;
+  return message;
+}
+
 bool is_chat(const json& message) {
   return get_field(message, "messages") || get_field(message, "session_id");
 }
@@ -38,6 +46,7 @@ std::vector<int32_t> message_prompt(const json& message, ApiContext& ctx, const 
 
 void WsConversation::on_message(std::string_view text, bool binary) {
   json id = nullptr;
+  const std::string request_id = new_request_id();
   try {
     const json message = parse_message(text, binary);
     id = message.contains("id") ? message["id"] : json(nullptr);
@@ -53,13 +62,13 @@ void WsConversation::on_message(std::string_view text, bool binary) {
     request.method = "POST";
     request.body = std::string(text);
     DetachedExchange admission(std::move(request));
-    admission.set_request_id(new_request_id());
+    admission.set_request_id(request_id);
     check_ws_message(admission, ctx_);
     start(message, admission);
   } catch (const ApiError& e) {
-    send(e.to_json(), id);
+    send(ending(e.to_json(), request_id), id);
   } catch (const std::exception& e) {
-    send(server_error(std::string("Internal error: ") + e.what()).to_json(), id);
+    send(ending(server_error(std::string("Internal error: ") + e.what()).to_json(), request_id), id);
   }
 }
 
@@ -84,6 +93,8 @@ void WsConversation::start(const json& message, Exchange& admission) {
         [self = shared_from_this()](size_t, const Event& e) { self->on_event(e); });
   id_ = message.contains("id") ? message["id"] : json(nullptr);
   request_id_ = admission.request_id();
+  degraded_ = false;  // start_generation marks an answer of the fallback model (degraded mode)
+  for (const auto& [name, value] : admission.extra_headers()) degraded_ |= name == "X-Parley-Degraded";
   choice_ = Choice{};
   plan_ = std::move(plan);
   recorded_ = RecordedAnswer{};
@@ -122,18 +133,14 @@ void WsConversation::finish(const Event& e) {
 
 // An engine refusal before any token ends the answer with an error instead.
 json WsConversation::end_message(const Event& e) {
-  json end;
-  if (e.finish == FinishReason::Error && e.completion_tokens == 0) {
-    end = invalid_request(e.error).to_json();
-  } else {
-    end = {{"finished", true}, {"finish_reason", finish_reason_name(e.finish)}, {"usage", usage_json(total_usage({choice_}))}};
-    if (e.finish == FinishReason::Error) end["error"] = server_error(e.error).to_json()["error"];
-    if (!plan_.cache_status.empty()) end["cache"] = plan_.cache_status;
-    if (plan_.static_answer) end["static"] = true;
-    plan_.decorate(end);
-  }
-  end["request_id"] = request_id_;
-  return end;
+  if (e.finish == FinishReason::Error && e.completion_tokens == 0) return ending(invalid_request(e.error).to_json(), request_id_);
+  json end = {{"finish_reason", finish_reason_name(e.finish)}, {"usage", usage_json(total_usage({choice_}))}};
+  if (e.finish == FinishReason::Error) end["error"] = server_error(e.error).to_json()["error"];
+  if (!plan_.cache_status.empty()) end["cache"] = plan_.cache_status;
+  if (plan_.static_answer) end["static"] = true;
+  if (degraded_) end["degraded"] = true;
+  plan_.decorate(end);
+  return ending(std::move(end), request_id_);
 }
 
 // `id`: the request's "id", echoed back.

@@ -55,6 +55,7 @@ class WsConversation : public std::enable_shared_from_this<WsConversation> {
   bool busy_ = false;
   json id_;  // the running request's "id", echoed in its messages
   std::string request_id_;
+  bool degraded_ = false;  // this answer comes from the fallback model
   Choice choice_;
   AnswerPlan plan_;          // the running request's cache and session handling
   RecordedAnswer recorded_;  // its events, when the plan stores them in the cache

@@ -29,6 +29,20 @@ function post(url, path, body, headers = {}, signal) {
 }
 
 // Stops a server: exit status 0 and no sanitizer report (the ASan build runs these too).
+// One request on a new WebSocket; resolves with the message that ends it.
+async function wsAnswer(url, request) {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  const end = new Promise((resolve) => ws.on('message', (d) => {
+    const m = JSON.parse(d.toString());
+    if (m.finished) resolve(m);
+  }));
+  ws.send(JSON.stringify(request));
+  const m = await end;
+  ws.close();
+  return m;
+}
+
 async function stopClean(server) {
   const { code } = await server.stop();
   assert.equal(code, 0, server.stderr().slice(-2000));
@@ -277,11 +291,15 @@ test('degraded mode: slow first tokens switch new requests to the fallback model
     assert.equal(fallback.status, 200);
     assert.equal(fallback.headers.get('x-parley-degraded'), '1');
     await fallback.json();
+    // WebSocket requests follow degraded mode too, and their end message says so.
+    const wsEnd = await wsAnswer(u, { prompt: 'Once', max_tokens: 4 });
+    assert.deepEqual([wsEnd.finish_reason, wsEnd.degraded], ['length', true], JSON.stringify(wsEnd));
     abort.abort();
     await Promise.all(long);
     const recovered = await waitForStats(u, (s) => s.degraded === 0, 8000);
     assert.equal(recovered.degraded, 0, 'left degraded mode');
-    assert.equal(recovered.degraded_requests, 1);
+    assert.equal(recovered.degraded_requests, 2);
+    assert.equal((await wsAnswer(u, { prompt: 'Once', max_tokens: 2 })).degraded, undefined);
     const back = await post(u, '/v1/completions', { prompt: 'Once', max_tokens: 2 });
     assert.equal(back.headers.get('x-parley-degraded'), null);
     await back.json();

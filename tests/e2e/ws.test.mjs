@@ -73,14 +73,23 @@ test('streams an answer and ends it with usage; several requests on one socket',
   c.ws.close();
 });
 
-test('errors come as {"error"} and the socket stays open', async () => {
+test('errors come as {"error"}, finished, with a request id, and the socket stays open', async () => {
   const c = await connect(server.url);
+  const ended = async () => {
+    const m = await c.next();
+    assert.equal(m.finished, true, JSON.stringify(m));
+    assert.match(m.request_id, /^req_[0-9a-f]{24}$/);
+    return m;
+  };
   c.send('{not json');
-  assert.equal((await c.next()).error.code, 'invalid_json');
-  c.send({ prompt: 'x', temperature: -1 });
-  assert.equal((await c.next()).error.param, 'temperature');
+  assert.equal((await ended()).error.code, 'invalid_json');
+  c.send({ prompt: 'x', temperature: -1, id: 'a' });
+  const bad = await ended();
+  assert.deepEqual([bad.error.param, bad.id], ['temperature', 'a']);
   c.send({ max_tokens: 3 });
-  assert.equal((await c.next()).error.param, 'prompt');
+  assert.equal((await ended()).error.param, 'prompt');
+  c.send({ prompt: 'Once '.repeat(600), max_tokens: 3 });
+  assert.equal((await ended()).error.code, 'context_length_exceeded');
   c.send({ prompt: 'Once', max_tokens: 3 });
   assert.equal((await c.answer()).end.finished, true);
   c.ws.close();
@@ -94,6 +103,7 @@ test('cancel stops the running answer; a second request while busy is refused', 
   let busy = await c.next();
   while (!busy.error) busy = await c.next();  // skip the running answer's chunks
   assert.equal(busy.error.code, 'busy');
+  assert.equal(busy.finished, true, 'the refused request ended');
   c.send({ cancel: true });
   const { end } = await c.answer();
   assert.equal(end.finish_reason, 'cancelled');
