@@ -2,6 +2,7 @@
 // resident model. Every flag also comes from PARLEY_<FLAG> and from a JSON
 // --config file; precedence: flags > environment > file > defaults.
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -167,6 +168,9 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--model-id", a.model_id, "the model name clients use (default: the model file's name)");
   cmd.add_option("--max-n", a.max_n, "most choices (n) per request")->capture_default_str()->check(CLI::Range(1, 128));
   add_step_options(cmd, a.engine);
+  const std::map<std::string, SchedulePolicy> policies{{"fcfs", SchedulePolicy::Fcfs}, {"cost-aware", SchedulePolicy::CostAware}};
+  cmd.add_option("--schedule-policy", a.engine.policy, "order of waiting requests after their priority: fcfs (arrival) or cost-aware (smallest prompt + max_tokens first, with aging)")
+      ->transform(CLI::CheckedTransformer(policies))->default_str("fcfs");
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
   cmd.add_flag("--kv-prefault", a.engine.kv_prefault, kKvPrefaultHelp);

@@ -20,6 +20,14 @@ void require_ready(const ApiContext& ctx) {
                    "unavailable");
 }
 
+ParamLimits request_limits(const ApiContext& ctx, const Exchange& ex) {
+  ParamLimits limits = ctx.limits;
+  limits.priority_floor = ctx.keys.api_keys_required();
+  if (const ApiKey* key = ex.api_key_name().empty() ? nullptr : ctx.keys.by_name(ex.api_key_name()))
+    limits.default_priority = key->priority;
+  return limits;
+}
+
 void check_model(const json& body, const ApiContext& ctx) {
   const auto model = get_string(body, "model");
   if (model && *model != ctx.model_id)

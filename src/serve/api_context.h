@@ -52,6 +52,8 @@ struct ApiContext {
 
 // 503 while the server is not accepting work (loading or shutting down).
 void require_ready(const ApiContext& ctx);
+// The parameter limits of a request on `ex`: the server's, with its API key's priority.
+ParamLimits request_limits(const ApiContext& ctx, const Exchange& ex);
 // 404 when the body names a model other than the one served.
 void check_model(const json& body, const ApiContext& ctx);
 // Runs `requests` for an HTTP exchange: events reach `on_event` on the

@@ -1,6 +1,7 @@
 #include "serve/auth.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -8,7 +9,6 @@
 #include "util/error.h"
 
 namespace parley::serve {
-
 KeyStore::KeyStore(std::vector<ApiKey> keys) : keys_(std::move(keys)) {
   std::set<std::string> names, secrets;
   for (const ApiKey& k : keys_) {
@@ -41,6 +41,12 @@ std::vector<ApiKey> KeyStore::from_file(const std::string& path) {
     if (e.contains("admin")) {
       if (!e["admin"].is_boolean()) throw Error("--api-keys-file: 'admin' of '" + k.name + "' must be true or false");
       k.admin = e["admin"].get<bool>();
+    }
+    if (e.contains("priority")) {
+      if (!e["priority"].is_number_integer() || std::abs(e["priority"].get<int64_t>()) > kMaxPriority)
+        throw Error("--api-keys-file: 'priority' of '" + k.name + "' must be an integer in ±" +
+                    std::to_string(kMaxPriority));
+      k.priority = e["priority"].get<int32_t>();
     }
     out.push_back(std::move(k));
   }

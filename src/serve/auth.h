@@ -13,12 +13,16 @@
 
 namespace parley::serve {
 
+// Priorities, of keys and of requests, lie in ±kMaxPriority (lower runs first).
+constexpr int32_t kMaxPriority = 1000000;
+
 struct ApiKey {
   std::string name;
   std::string key;
   double rps = 0;  // requests per second; 0: the server's --rate-limit-rps
   double tpm = 0;  // tokens per minute; 0: the server's --rate-limit-tpm
   bool admin = false;
+  int32_t priority = 0;  // requests' default `priority` (lower runs first), and the most urgent they may ask for
 };
 
 class KeyStore {
@@ -26,7 +30,7 @@ class KeyStore {
   KeyStore() = default;
   explicit KeyStore(std::vector<ApiKey> keys);  // throws parley::Error for empty or duplicate keys/names
   // --api-key values are named "key1", "key2", … (--admin-key values "admin1", …
-  // with `admin`); a file is [{name, key, rps?, tpm?, admin?}].
+  // with `admin`); a file is [{name, key, rps?, tpm?, admin?, priority?}].
   static std::vector<ApiKey> from_flags(const std::vector<std::string>& keys, bool admin = false);
   static std::vector<ApiKey> from_file(const std::string& path);
 

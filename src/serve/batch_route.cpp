@@ -48,7 +48,7 @@ struct BatchCollector {
 void batch_chat(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
   check_model(body, ctx);
-  ParamLimits limits = ctx.limits;
+  ParamLimits limits = request_limits(ctx, *ex);
   limits.max_n = 1;
   const GenerationParams params = parse_generation_params(body, limits, LogprobsStyle::Chat);
   if (params.stream) throw invalid_request("'stream' is not supported by /chat", "stream");

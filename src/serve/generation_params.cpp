@@ -4,6 +4,7 @@
 #include <string>
 
 #include "serve/api_error.h"
+#include "serve/auth.h"
 #include "serve/kv_retention_param.h"
 
 namespace parley::serve {
@@ -76,6 +77,18 @@ void parse_sampling(const json& body, const ParamLimits& limits, GenerationParam
   s.seed = seed ? uint64_t(*seed) : random_seed();
 }
 
+// Lower runs first (vLLM). With API keys, a request may defer itself but not
+// run ahead of its key's priority.
+int32_t parse_priority(const json& body, const ParamLimits& limits) {
+  const auto p = get_integer(body, "priority", -kMaxPriority, kMaxPriority);
+  if (!p) return limits.default_priority;
+  if (limits.priority_floor && *p < limits.default_priority)
+    throw invalid_request("'priority' must be at least " + std::to_string(limits.default_priority) +
+                              " (this API key's priority; lower runs first)",
+                          "priority", "invalid_value");
+  return int32_t(*p);
+}
+
 }  // namespace
 
 GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style) {
@@ -96,6 +109,8 @@ GenerationParams parse_generation_params(const json& body, const ParamLimits& li
     if (!so->is_object()) throw invalid_request("'stream_options' must be an object", "stream_options", "invalid_type");
     p.include_usage = get_bool(*so, "include_usage").value_or(false);
   }
+  p.priority = parse_priority(body, limits);
+  p.truncate_prompt_tokens = int32_t(get_integer(body, "truncate_prompt_tokens", 1, limits.context_length).value_or(0));
   get_string(body, "user");  // accepted (type-checked) for compatibility; not used yet
   return p;
 }

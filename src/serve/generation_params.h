@@ -23,6 +23,8 @@ struct GenerationParams {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   std::optional<KvRetention> kv_retention;  // unset: the server's default
+  int32_t priority = 0;                // vLLM's scale: lower runs first
+  int32_t truncate_prompt_tokens = 0;  // > 0: keep only the prompt's last N tokens
 };
 
 // Under a bounded retention policy a generation may outlast the context
@@ -34,6 +36,8 @@ struct ParamLimits {
   int32_t vocab_size = 0;      // bounds logit_bias keys
   int32_t context_length = 0;  // bounds max_tokens (under the full KV policy) and KV retention sizes
   bool default_retains = false;  // the server's default KV policy is not `full` (no context bound)
+  int32_t default_priority = 0;  // the API key's priority: the default, and the most urgent it may ask for
+  bool priority_floor = false;   // a request may not ask for a lower `priority` than the default (keyed servers)
 };
 
 // Chat takes `logprobs: bool` + `top_logprobs: N`; completions `logprobs: N`.

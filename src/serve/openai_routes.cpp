@@ -11,7 +11,7 @@ namespace {
 void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
   check_model(body, ctx);
-  const GenerationParams params = parse_generation_params(body, ctx.limits, LogprobsStyle::Chat);
+  const GenerationParams params = parse_generation_params(body, request_limits(ctx, *ex), LogprobsStyle::Chat);
   require_ready(ctx);
   AnswerPlan plan;
   const auto tokens = chat_prompt(ctx, body, params, request_api_key(*ex), plan);
@@ -28,7 +28,7 @@ void completions(const ExchangePtr& ex, ApiContext& ctx) {
     throw invalid_request("'suffix' (insertion) is not supported", "suffix", "unsupported_parameter");
   if (const auto best_of = get_integer(body, "best_of", 1, ctx.limits.max_n); best_of && *best_of != 1)
     throw invalid_request("'best_of' other than 1 is not supported", "best_of", "unsupported_parameter");
-  const GenerationParams params = parse_generation_params(body, ctx.limits, LogprobsStyle::Completions);
+  const GenerationParams params = parse_generation_params(body, request_limits(ctx, *ex), LogprobsStyle::Completions);
   const bool echo = get_bool(body, "echo").value_or(false);
   const Tokenizer& tok = ctx.model.tokenizer();
   std::vector<std::vector<int32_t>> prompts;

@@ -74,7 +74,7 @@ void WsConversation::on_message(std::string_view text, bool binary) {
 
 void WsConversation::start(const json& message, Exchange& admission) {
   check_model(message, ctx_);
-  ParamLimits limits = ctx_.limits;
+  ParamLimits limits = request_limits(ctx_, admission);
   limits.max_n = 1;
   const GenerationParams params = parse_generation_params(message, limits, LogprobsStyle::Chat);
   require_ready(ctx_);

@@ -144,3 +144,18 @@ test('ignore_eos runs to max_tokens; parameters are accepted', async () => {
   assert.equal(r.usage.completion_tokens, 60);
   assert.equal(r.choices[0].finish_reason, 'length');
 });
+
+test('truncate_prompt_tokens keeps the prompt\'s last N tokens instead of refusing it', async () => {
+  const long = 'Once upon a time there was a dog. '.repeat(80);  // well past the 512-token context
+  await assert.rejects(client.completions.create({ prompt: long, max_tokens: 4 }),
+    (e) => e.status === 400 && e.code === 'context_length_exceeded');
+  const r = await client.completions.create({ prompt: long, max_tokens: 4, temperature: 0, truncate_prompt_tokens: 100 });
+  assert.equal(r.usage.prompt_tokens, 100);
+  const tail = await client.completions.create({ prompt: 'a dog. Once upon a time', max_tokens: 4, temperature: 0, truncate_prompt_tokens: 3 });
+  assert.equal(tail.usage.prompt_tokens, 3);
+  const chat = await client.chat.completions.create({ messages: [{ role: 'user', content: long }], max_tokens: 4,
+    truncate_prompt_tokens: 64 });
+  assert.equal(chat.usage.prompt_tokens, 64);
+  await assert.rejects(client.completions.create({ prompt: 'x', truncate_prompt_tokens: 513 }),
+    (e) => e.status === 400 && e.param === 'truncate_prompt_tokens');
+});

@@ -28,7 +28,6 @@ function post(url, path, body, headers = {}, signal) {
     body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
 }
 
-// Stops a server: exit status 0 and no sanitizer report (the ASan build runs these too).
 // One request on a new WebSocket; resolves with the message that ends it.
 async function wsAnswer(url, request) {
   const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
@@ -43,6 +42,7 @@ async function wsAnswer(url, request) {
   return m;
 }
 
+// Stops a server: exit status 0 and no sanitizer report (the ASan build runs these too).
 async function stopClean(server) {
   const { code } = await server.stop();
   assert.equal(code, 0, server.stderr().slice(-2000));

@@ -79,6 +79,20 @@ TEST(Auth, KeysFileMarksAdmins) {
   std::remove(path.c_str());
 }
 
+TEST(Auth, KeysFileGivesPriorities) {
+  const std::string path = testing::TempDir() + "/parley_priority_keys.json";
+  std::ofstream(path) << R"([{"name": "premium", "key": "kp", "priority": -10}, {"name": "free", "key": "kf"}])";
+  const auto keys = KeyStore::from_file(path);
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[0].priority, -10);
+  EXPECT_EQ(keys[1].priority, 0);
+  for (const char* bad : {R"([{"name": "a", "key": "k", "priority": 0.5}])", R"([{"name": "a", "key": "k", "priority": 9999999}])"}) {
+    std::ofstream(path) << bad;
+    EXPECT_THROW(KeyStore::from_file(path), Error) << bad;
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Auth, PresentedKeyFromBearerOrWebSocketQuery) {
   EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Bearer  abc "}}), false), "abc");
   EXPECT_EQ(presented_key(request("GET", "/v1/models", {{"authorization", "Basic abc"}}), false), "");

@@ -108,6 +108,27 @@ TEST(GenerationParams, NullMeansAbsent) {
   EXPECT_FALSE(p.seeded);
 }
 
+TEST(GenerationParams, PriorityDefaultsToTheKeysAndMayNotRunAheadOfIt) {
+  EXPECT_EQ(parse("{}").priority, 0);
+  EXPECT_EQ(parse(R"({"priority": -7})").priority, -7);  // no keys: any priority
+  EXPECT_EQ(error_of(R"({"priority": 1.5})"), std::make_pair(400, std::string("priority")));
+  EXPECT_EQ(error_of(R"({"priority": 2000000})"), std::make_pair(400, std::string("priority")));
+  ParamLimits keyed = kLimits;
+  keyed.priority_floor = true;
+  keyed.default_priority = 10;
+  EXPECT_EQ(parse_generation_params(json::parse("{}"), keyed, LogprobsStyle::Chat).priority, 10);
+  EXPECT_EQ(parse_generation_params(json::parse(R"({"priority": 12})"), keyed, LogprobsStyle::Chat).priority, 12);
+  EXPECT_THROW(parse_generation_params(json::parse(R"({"priority": 9})"), keyed, LogprobsStyle::Chat), ApiError);
+}
+
+TEST(GenerationParams, TruncatePromptTokensIsAtMostTheContext) {
+  EXPECT_EQ(parse("{}").truncate_prompt_tokens, 0);
+  EXPECT_EQ(parse(R"({"truncate_prompt_tokens": 100})").truncate_prompt_tokens, 100);
+  for (const char* bad : {R"({"truncate_prompt_tokens": 0})", R"({"truncate_prompt_tokens": 513})",
+                          R"({"truncate_prompt_tokens": "5"})"})
+    EXPECT_EQ(error_of(bad), std::make_pair(400, std::string("truncate_prompt_tokens"))) << bad;
+}
+
 TEST(JsonBody, ContentTypeAndSyntax) {
   HttpRequest r;
   r.body = R"({"a": 1})";

@@ -123,6 +123,19 @@ TEST(RequestBuilder, ChoicesGetConsecutiveSeedsAndTheRestOfTheContext) {
   EXPECT_EQ(build_requests(p, {{1}}, 16).requests[0].max_tokens, 4);
 }
 
+TEST(RequestBuilder, TruncationKeepsThePromptsEndAndPriorityIsTurnedForTheEngine) {
+  GenerationParams p;
+  p.truncate_prompt_tokens = 3;
+  p.priority = -4;  // the API's lower-first
+  std::vector<int32_t> long_prompt(40);
+  for (int32_t i = 0; i < 40; ++i) long_prompt[size_t(i)] = i;
+  const EngineRequests r = build_requests(p, {long_prompt, {7, 8}}, 16);
+  EXPECT_EQ(r.requests[0].prompt, (std::vector<int32_t>{37, 38, 39}));
+  EXPECT_EQ(r.requests[0].max_tokens, 13);
+  EXPECT_EQ(r.requests[1].prompt, (std::vector<int32_t>{7, 8}));
+  EXPECT_EQ(r.requests[0].priority, 4);  // the engine's higher-first
+}
+
 TEST(RequestBuilder, PromptsThatDoNotFitAre400) {
   GenerationParams p;
   try {
