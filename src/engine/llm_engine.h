@@ -33,9 +33,8 @@ struct EngineConfig {
   // only as many prefill tokens as a fit of recent steps' times predicts to
   // fit in this time (at least one KV block's worth, so prompts still
   // advance), within max_batch_tokens. The fit follows the host's speed and
-  // the load, so inter-token latency stays near the target (measured on one
-  // 2-core guest: docs/performance.md, "a step-time target"); prefill takes
-  // what the decodes leave.
+  // the load, so inter-token latency stays near the target (docs/performance.md,
+  // "The engine step"); prefill takes what the decodes leave.
   double max_step_ms = 0;
   uint64_t kv_memory_bytes = 0;    // KV pool size; 0 = a default fraction of RAM
   DType kv_type = DType::F16;      // F32, F16 or Q8_0

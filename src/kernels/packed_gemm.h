@@ -20,8 +20,8 @@
 // Scales first: the kernels read a block's scales after its quants, for the
 // rescale, their one loop-carried chain. Stored at the pair's end, that line
 // lay 1 KB ahead of the quants being streamed and was waited for from memory
-// in every pair of a batched decode (measured: docs/performance.md, "Zen 4
-// machine, second visit").
+// in every pair of a batched decode (measured with bench_packed_gemm on
+// Zen 4; docs/performance.md, "Packed weights").
 // The packed matrix has exactly the bytes of the original when the rows are
 // whole groups and the blocks come in pairs (otherwise up to one group and
 // one block more), so it can replace the file's pages.
