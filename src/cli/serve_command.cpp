@@ -35,6 +35,7 @@ struct ServeArgs {
   std::string kv_type = "f16";
   std::string kv_policy = "full";
   bool no_prefix_cache = false;
+  Pooling pooling = Pooling::None;  // --pooling; None: the model's own, else mean
   // Sessions, response cache, static answers (docs/api.md, "Sessions and caching").
   serve::StateBackendOptions state;
   std::string response_cache_bytes = "64M";
@@ -107,6 +108,9 @@ void run_serve(ServeArgs& a) {
   serve::ApiContext ctx(*model, *engine, id, fingerprint(*model),
                         serve::ParamLimits{a.max_n, model->config().vocab_size, context,
                                            a.engine.kv_retention.policy != KvPolicy::Full});
+  ctx.pooling = a.pooling != Pooling::None                ? a.pooling
+                : model->config().pooling != Pooling::None ? model->config().pooling
+                                                           : Pooling::Mean;
   backends.attach(ctx.services);
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;
@@ -171,6 +175,9 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   const std::map<std::string, SchedulePolicy> policies{{"fcfs", SchedulePolicy::Fcfs}, {"cost-aware", SchedulePolicy::CostAware}};
   cmd.add_option("--schedule-policy", a.engine.policy, "order of waiting requests after their priority: fcfs (arrival) or cost-aware (smallest prompt + max_tokens first, with aging)")
       ->transform(CLI::CheckedTransformer(policies))->default_str("fcfs");
+  const std::map<std::string, Pooling> poolings{{"mean", Pooling::Mean}, {"last", Pooling::Last}, {"cls", Pooling::Cls}};
+  cmd.add_option("--pooling", a.pooling, "how /v1/embeddings pools an input's hidden states: mean, last or cls (default: the model's own pooling_type, else mean)")
+      ->transform(CLI::CheckedTransformer(poolings));
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
   cmd.add_flag("--kv-prefault", a.engine.kv_prefault, kKvPrefaultHelp);

@@ -44,6 +44,8 @@ struct LlmEngine::Impl {
   bool has_work() const { return !scheduler.waiting().empty() || !scheduler.running().empty(); }
   void accept(Submission& s);
   std::string invalid(const Request& r) const;
+  KvRetention retention_of(const Request& r) const;  // embeddings: always full
+  std::vector<float> pooled_state(const Sequence& seq) const;
   void cancel(RequestId id);
   void expire(Clock::time_point now);
   bool step();
@@ -72,6 +74,7 @@ struct LlmEngine::Impl {
   uint64_t arrivals = 0;
   std::vector<float> penalised;  // logits for log-probabilities
   std::vector<Draw> draws;       // this step's, reused
+  std::vector<Sequence*> embedded;  // this step's finished embedding requests
   std::vector<Submission> inbox, inbox_taken;
   std::vector<RequestId> cancels, cancels_taken;
   std::atomic<RequestId> next_id{1};
@@ -150,7 +153,9 @@ std::string LlmEngine::Impl::invalid(const Request& r) const {
   if (r.max_tokens < 0) return "max_tokens must be >= 0, got " + std::to_string(r.max_tokens);
   if (r.top_logprobs > vocab)
     return "top_logprobs must be at most the vocabulary size " + std::to_string(vocab);
-  const KvRetention kv = r.kv_retention.value_or(config.kv_retention);
+  if (r.pooling != Pooling::None && r.kv_retention && r.kv_retention->policy != KvPolicy::Full)
+    return "an embedding request keeps its whole prompt: kv_retention must be full";
+  const KvRetention kv = retention_of(r);
   if (kv.policy == KvPolicy::Full && int32_t(r.prompt.size()) > layout.context_limit)
     return "the prompt has " + std::to_string(r.prompt.size()) + " tokens, more than the context of " +
            std::to_string(layout.context_limit) + " tokens";
@@ -178,14 +183,16 @@ void LlmEngine::Impl::accept(Submission& s) {
     deliver_final(s.sink, e);
     return;
   }
-  const KvRetention kv = s.request.kv_retention.value_or(config.kv_retention);
+  const KvRetention kv = retention_of(s.request);
   // Token storage reserved up front; past the context (retention policies) it grows.
-  const int32_t max_new = std::min(s.request.max_tokens, layout.context_limit);
+  const bool embedding = s.request.pooling != Pooling::None;
+  const int32_t max_new = embedding ? 0 : std::min(s.request.max_tokens, layout.context_limit);
   auto seq = std::make_unique<Sequence>(s.id, std::move(s.request), std::move(s.sink), arrivals++,
                                         model.tokenizer(), model.config().vocab_size, kv, max_new);
   Sequence& ref = *seq;
   live.emplace(s.id, std::move(seq));
-  if (ref.req.max_tokens == 0) return finish(ref, FinishReason::Length);
+  if (embedding) ref.pooled.resize(size_t(model.config().dim));
+  else if (ref.req.max_tokens == 0) return finish(ref, FinishReason::Length);
   scheduler.add(&ref);
 }
 
@@ -221,12 +228,16 @@ bool LlmEngine::Impl::step() {
   // from this step's list, which stays valid until the next schedule()).
   const size_t vocab = size_t(model.config().vocab_size);
   draws.clear();
+  embedded.clear();
   for (const auto& [seq, n] : batch) {
     stats.prompt_tokens += uint64_t(std::max(0, std::min(seq->computed, seq->prompt_len) - (seq->computed - n)));
-    if (seq->pending() == 0) draws.push_back({seq, logits + vocab * draws.size(), -1, nullptr});
+    if (seq->pending() > 0) continue;
+    if (seq->embedding()) embedded.push_back(seq);  // no logits row: BatchForward pooled its states
+    else draws.push_back({seq, logits + vocab * draws.size(), -1, nullptr});
   }
   draw_tokens();
   for (const Draw& d : draws) sample(d);
+  for (Sequence* seq : embedded) finish(*seq, FinishReason::Stop);
   const auto took = Clock::now() - now;
   scheduler.step_timed(std::chrono::duration<double>(took).count());
   stats.step_us += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
@@ -299,6 +310,7 @@ void LlmEngine::Impl::finish(Sequence& seq, FinishReason why, const std::string&
     e.text = seq.stops.push(seq.detok.flush()) + seq.stops.flush();
   e.prompt_tokens = seq.prompt_len;
   e.completion_tokens = seq.generated();
+  if (seq.embedding() && why == FinishReason::Stop) e.embedding = pooled_state(seq);
   e.cached_tokens = seq.cached_tokens;
   e.scheduled = seq.first_step;
   if (why == FinishReason::Cancelled) ++stats.requests_cancelled;
@@ -308,6 +320,18 @@ void LlmEngine::Impl::finish(Sequence& seq, FinishReason why, const std::string&
   const EventSink sink = std::move(seq.sink);
   live.erase(seq.id);
   deliver_final(sink, e);
+}
+
+// Mean pooling summed the prompt's states; the others took one.
+std::vector<float> LlmEngine::Impl::pooled_state(const Sequence& seq) const {
+  std::vector<float> out = seq.pooled;
+  if (seq.req.pooling == Pooling::Mean)
+    for (float& v : out) v /= float(seq.prompt_len);
+  return out;
+}
+
+KvRetention LlmEngine::Impl::retention_of(const Request& r) const {
+  return r.pooling != Pooling::None ? KvRetention{} : r.kv_retention.value_or(config.kv_retention);
 }
 
 // Whoever waits for a final event sees the stats (memory freed, counters)

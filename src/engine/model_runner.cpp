@@ -17,7 +17,11 @@ float* ModelRunner::run(const std::vector<ScheduledSeq>& batch) {
     c.tokens = seq->tokens.data() + seq->computed;
     c.n = n;
     c.blocks = seq->table.blocks.data();
-    c.logits = seq->computed + n == int32_t(seq->tokens.size());
+    c.logits = !seq->embedding() && seq->computed + n == int32_t(seq->tokens.size());
+    if (seq->embedding()) {
+      c.pooled = seq->pooled.data();
+      c.pooling = seq->req.pooling;
+    }
     if (seq->full_kv()) {
       c.pos = seq->computed;
     } else {  // the scheduler has placed the n tokens: they are the newest kept

@@ -12,6 +12,7 @@
 
 #include "engine/sampler.h"
 #include "engine/stop.h"
+#include "model/config.h"
 
 namespace parley {
 
@@ -49,6 +50,10 @@ struct Request {
   // (log-softmax of the penalised logits, before temperature).
   int32_t top_logprobs = -1;
   std::optional<KvRetention> kv_retention;  // unset: EngineConfig::kv_retention
+  // Not None: an embedding request. The prompt is evaluated (never from the
+  // prefix cache: its hidden states are needed), nothing is generated, and
+  // the final event (FinishReason::Stop) carries the pooled hidden state.
+  Pooling pooling = Pooling::None;
 };
 
 struct TokenLogprob {
@@ -73,6 +78,7 @@ struct Event {
   int32_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
   // When an engine step first ran the request (epoch: never): the end of its queue wait.
   std::chrono::steady_clock::time_point scheduled{};
+  std::vector<float> embedding;  // embedding requests' final event: dim floats, not normalised
 };
 
 using EventSink = std::function<void(const Event&)>;

@@ -172,7 +172,8 @@ bool Scheduler::being_computed(uint64_t block_hash) const {
 Scheduler::Admission Scheduler::try_admit(Sequence* seq) {
   const int32_t size = int32_t(seq->tokens.size()), bs = blocks_.block_size();
   int32_t hits = 0, free_hits = 0, computed = 0;
-  if (seq->full_kv()) {
+  const bool cached_prefix = seq->full_kv() && !seq->embedding();
+  if (cached_prefix) {
     hits = blocks_.match_prefix(seq->tokens.data(), size, &free_hits);
     if (blocks_.missed_hash() != 0 && being_computed(blocks_.missed_hash())) return Admission::Deferred;
     computed = std::min(hits * bs, size - 1);  // the last token is evaluated for its logits
@@ -184,7 +185,7 @@ Scheduler::Admission Scheduler::try_admit(Sequence* seq) {
   // Some headroom for the running sequences' next tokens.
   const int32_t reserve_free = running_.empty() ? 0 : std::max(1, blocks_.total_blocks() / 100);
   if (blocks_.free_blocks() - free_hits - need < reserve_free) return Admission::NoRoom;
-  blocks_.take_prefix(seq->table);
+  if (cached_prefix) blocks_.take_prefix(seq->table);  // only after this sequence's own match
   seq->computed = computed;
   if (!reserve(seq, n)) {
     blocks_.release(seq->table);

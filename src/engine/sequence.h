@@ -40,10 +40,12 @@ struct Sequence {
   Sampler sampler;
   StreamingDetokenizer detok;
   StopStringMatcher stops;
+  std::vector<float> pooled;  // embedding requests: BatchChunk::pooled
 
   int32_t pending() const { return int32_t(tokens.size()) - computed; }  // to evaluate
   int32_t generated() const { return int32_t(tokens.size()) - prompt_len; }
   bool full_kv() const { return kept.policy() == KvPolicy::Full; }
+  bool embedding() const { return req.pooling != Pooling::None; }
 };
 
 }  // namespace parley

@@ -125,6 +125,7 @@ const float* BatchForward::step(const BatchChunk* chunks, int32_t n_chunks) {
   plan(chunks, n_chunks);
   embed(chunks, n_chunks);
   for (int32_t l = 0; l < c_.n_layers; ++l) layer(l, chunks);
+  pool(chunks, n_chunks);
   return logits(chunks, n_chunks);
 }
 
@@ -244,6 +245,25 @@ void BatchForward::feed_forward(const LayerWeights& lw) {
   add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
 }
 
+void BatchForward::pool(const BatchChunk* chunks, int32_t n_chunks) {
+  const size_t dim = size_t(c_.dim);
+  float* h = xb_.data();  // scratch until logits() fills it
+  for (int32_t ci = 0; ci < n_chunks; ++ci) {
+    const BatchChunk& c = chunks[ci];
+    if (!c.pooled) continue;
+    if (c.pooling == Pooling::Mean && c.pos == 0) std::fill_n(c.pooled, dim, 0.0f);
+    for (int32_t i = 0; i < c.n; ++i) {
+      const bool taken = c.pooling == Pooling::Mean || (c.pooling == Pooling::Last && i == c.n - 1) ||
+                         (c.pooling == Pooling::Cls && c.pos + i == 0);
+      if (!taken) continue;
+      const size_t t = size_t(chunk_first_[size_t(ci)] + i);
+      rmsnorm(h, x_.data() + t * dim, model_.weights().output_norm, c_.dim, c_.norm_eps);
+      if (c.pooling == Pooling::Mean) add(c.pooled, h, c_.dim);
+      else std::copy_n(h, dim, c.pooled);
+    }
+  }
+}
+
 // The output projection only for the last token of the chunks that asked.
 const float* BatchForward::logits(const BatchChunk* chunks, int32_t n_chunks) {
   const size_t dim = size_t(c_.dim);
@@ -254,7 +274,7 @@ const float* BatchForward::logits(const BatchChunk* chunks, int32_t n_chunks) {
     rmsnorm(xb_.data() + size_t(rows++) * dim, x_.data() + last * dim, model_.weights().output_norm, c_.dim,
             c_.norm_eps);
   }
-  matmul(model_.weights().output, xb_.data(), logits_.data(), rows, pool_);
+  if (rows > 0) matmul(model_.weights().output, xb_.data(), logits_.data(), rows, pool_);
   return logits_.data();
 }
 

@@ -33,6 +33,12 @@ struct BatchChunk {
   // Optional (with slot_pos): += the attention weight each slot receives,
   // summed over layers, heads and this chunk's tokens (heavy-hitter scores).
   float* attention_sums = nullptr;
+  // Embedding requests: dim floats that receive the sequence's pooled final
+  // hidden state (after the output norm, as the logits see it). Mean: the sum
+  // over its tokens, reset at position 0; Cls: the token at position 0; Last:
+  // this chunk's last token (the sequence's last chunk has the last word).
+  float* pooled = nullptr;
+  Pooling pooling = Pooling::None;
 };
 
 class BatchForward {
@@ -42,7 +48,8 @@ class BatchForward {
                int32_t max_context);
 
   // Returns the logits of the chunks that asked for them, in chunk order:
-  // rows of vocab_size floats, valid until the next call.
+  // rows of vocab_size floats, valid until the next call. Chunks with
+  // `pooled` get their hidden states pooled there.
   const float* step(const BatchChunk* chunks, int32_t n_chunks);
 
   int32_t max_tokens() const { return max_tokens_; }
@@ -68,6 +75,7 @@ class BatchForward {
   void attend_chunk(int32_t l, const BatchChunk& c, int32_t chunk, float* weights);
   void attend_tiles(int32_t l, const BatchChunk& c, int32_t chunk, int32_t kv_head);
   void feed_forward(const LayerWeights& lw);
+  void pool(const BatchChunk* chunks, int32_t n_chunks);
   const float* logits(const BatchChunk* chunks, int32_t n_chunks);
   int32_t slot_of(const BatchChunk& c, int32_t i) const { return c.slots ? c.slots[i] : c.pos + i; }
 

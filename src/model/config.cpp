@@ -78,6 +78,11 @@ ModelConfig config_from_gguf(const gguf::File& f) {
                 "' is not supported (expected none or linear; Llama 3 scaling comes as rope_freqs.weight)");
   }
   c.sliding_window = get_or("attention.sliding_window", 0);
+  const int32_t pooling = get_or("pooling_type", 0);
+  if (pooling < 0 || pooling > int32_t(Pooling::Last))
+    throw Error(src + ": " + a + "pooling_type " + std::to_string(pooling) +
+                " is not supported (expected 0 none, 1 mean, 2 cls or 3 last)");
+  c.pooling = Pooling(pooling);
   c.rope_style = (c.arch == "qwen2" || c.arch == "qwen3") ? RopeStyle::Neox : RopeStyle::Interleaved;
   c.qk_norm = c.arch == "qwen3";
   c.vocab_size = int32_t(f.get_strings("tokenizer.ggml.tokens").size());

@@ -13,6 +13,10 @@ enum class RopeStyle {
   Neox,         // rotate pairs (i, i + d/2): Qwen2/Qwen3
 };
 
+// How a sequence's final hidden states become one embedding; the values are
+// GGUF's {arch}.pooling_type.
+enum class Pooling : int32_t { None = 0, Mean = 1, Cls = 2, Last = 3 };
+
 struct ModelConfig {
   std::string arch = "llama";  // general.architecture
   int32_t dim = 0;             // embedding width
@@ -32,6 +36,7 @@ struct ModelConfig {
   bool qkv_bias = false;       // Qwen2
   bool qk_norm = false;        // Qwen3: RMSNorm per head on Q and K
   bool tied_output = false;    // output projection shares token_embd
+  Pooling pooling = Pooling::None;  // {arch}.pooling_type: an embedding model's own pooling
 
   int32_t q_dim() const { return n_heads * head_dim; }
   int32_t kv_dim() const { return n_kv_heads * head_dim; }

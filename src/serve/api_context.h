@@ -34,6 +34,7 @@ struct ApiContext {
   std::string fingerprint;  // system_fingerprint
   int64_t created = 0;      // unix time the model was loaded
   ParamLimits limits;
+  Pooling pooling = Pooling::Mean;     // of /v1/embeddings: --pooling, else the model's own, else mean
   size_t max_pending_bytes = 4 << 20;  // a stream whose client reads slower is cancelled
   GenerationRegistry generations;
   ServerState state;

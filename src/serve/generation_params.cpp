@@ -77,8 +77,8 @@ void parse_sampling(const json& body, const ParamLimits& limits, GenerationParam
   s.seed = seed ? uint64_t(*seed) : random_seed();
 }
 
-// Lower runs first (vLLM). With API keys, a request may defer itself but not
-// run ahead of its key's priority.
+}  // namespace
+
 int32_t parse_priority(const json& body, const ParamLimits& limits) {
   const auto p = get_integer(body, "priority", -kMaxPriority, kMaxPriority);
   if (!p) return limits.default_priority;
@@ -88,8 +88,6 @@ int32_t parse_priority(const json& body, const ParamLimits& limits) {
                           "priority", "invalid_value");
   return int32_t(*p);
 }
-
-}  // namespace
 
 GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style) {
   GenerationParams p;

@@ -44,5 +44,8 @@ struct ParamLimits {
 enum class LogprobsStyle { Chat, Completions };
 
 GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style);
+// "priority": lower runs first (vLLM). With API keys, a request may defer
+// itself but not run ahead of its key's priority (ParamLimits::default_priority).
+int32_t parse_priority(const json& body, const ParamLimits& limits);
 
 }  // namespace parley::serve

@@ -40,11 +40,12 @@ bool is_token_array(const json& a) {
   return !a.empty();
 }
 
-std::vector<int32_t> token_ids(const json& a, int32_t vocab_size) {
+std::vector<int32_t> token_ids(const json& a, int32_t vocab_size, const std::string& field) {
   std::vector<int32_t> ids;
   for (const json& v : a) {
     const int64_t id = v.get<int64_t>();
-    if (id < 0 || id >= vocab_size) throw invalid_request("'prompt' holds a token id outside the vocabulary", "prompt", "out_of_range");
+    if (id < 0 || id >= vocab_size)
+      throw invalid_request("'" + field + "' holds a token id outside the vocabulary", field, "out_of_range");
     ids.push_back(int32_t(id));
   }
   return ids;
@@ -61,17 +62,21 @@ std::vector<ChatMessage> parse_messages(const json& body) {
   return out;
 }
 
-std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size) {
-  const json* f = get_field(body, "prompt");
-  if (!f) throw invalid_request("'prompt' is required", "prompt", "missing_required_parameter");
+std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size, const std::string& field) {
+  const json* f = get_field(body, field.c_str());
+  if (!f) throw invalid_request("'" + field + "' is required", field, "missing_required_parameter");
   if (f->is_string()) return {PromptInput{f->get<std::string>(), {}, false}};
-  if (f->is_array() && is_token_array(*f)) return {PromptInput{"", token_ids(*f, vocab_size), true}};
+  if (f->is_array() && is_token_array(*f)) return {PromptInput{"", token_ids(*f, vocab_size, field), true}};
   if (!f->is_array() || f->empty())
-    throw invalid_request("'prompt' must be a string, an array of strings or an array of token ids", "prompt", "invalid_type");
+    throw invalid_request("'" + field + "' must be a string, an array of strings, an array of token ids or an array of such arrays",
+                          field, "invalid_type");
   std::vector<PromptInput> out;
   for (const json& p : *f) {
-    if (!p.is_string()) throw invalid_request("'prompt' array entries must all be strings", "prompt", "invalid_type");
-    out.push_back({p.get<std::string>(), {}, false});
+    if (p.is_string()) out.push_back({p.get<std::string>(), {}, false});
+    else if (p.is_array() && is_token_array(p)) out.push_back({"", token_ids(p, vocab_size, field), true});
+    else throw invalid_request("'" + field + "' array entries must all be strings or all arrays of token ids", field, "invalid_type");
+    if (out.back().is_tokens != out.front().is_tokens)
+      throw invalid_request("'" + field + "' array entries must all be strings or all arrays of token ids", field, "invalid_type");
   }
   return out;
 }

@@ -21,8 +21,9 @@ struct PromptInput {
   std::vector<int32_t> tokens;
   bool is_tokens = false;
 };
-// "prompt": a string, an array of strings, or an array of token ids.
-std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size);
+// `field` ("prompt", "input"): a string, an array of strings, an array of
+// token ids, or an array of arrays of token ids.
+std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size, const std::string& field = "prompt");
 
 // The conversation in the model's chat format, ending with the assistant's
 // turn; special-token texts inside messages stay plain text. A template that

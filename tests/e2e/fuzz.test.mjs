@@ -32,7 +32,7 @@ const random = rng(seed);
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
 const int = (n) => Math.floor(random() * n);
 
-const paths = ['/v1/chat/completions', '/v1/completions', '/chat', '/v1/models', '/v1/models/x', '/v1/ws', '/health',
+const paths = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/chat', '/v1/models', '/v1/models/x', '/v1/ws', '/health',
   '/metrics', '/v1/stats', '/', '/nope', '/v1/sessions', '/v1/chat/completions?x=%00', '//..//etc/passwd'];
 const methods = ['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'BREW', ''];
 const weird = [null, true, false, 0, -1, 1e308, -1e308, 1.5, 99999999999999999999, -99999999999999999999, '',
@@ -84,7 +84,8 @@ function request(method, path, body, extraHeaders = random() < 0.85 ? auth : '')
 
 // Another spelling of an API path (it must name no route, key or not).
 function pathVariant() {
-  const path = pick(['/v1/chat/completions', '/v1/completions', '/chat', '/v1/models', '/v1/sessions', '/admin/static-answers/reload']);
+  const path = pick(['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/chat', '/v1/models', '/v1/sessions',
+    '/admin/static-answers/reload']);
   const slash = [...path].map((c, i) => (c === '/' ? i : -1)).filter((i) => i >= 0);
   const at = pick(slash);
   return pick([`/${path}`, `${path}/`, `${path.slice(0, at)}/${path.slice(at)}`, `${path.slice(0, at)}/.${path.slice(at)}`,

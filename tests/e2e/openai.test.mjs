@@ -159,3 +159,12 @@ test('truncate_prompt_tokens keeps the prompt\'s last N tokens instead of refusi
   await assert.rejects(client.completions.create({ prompt: 'x', truncate_prompt_tokens: 513 }),
     (e) => e.status === 400 && e.param === 'truncate_prompt_tokens');
 });
+
+test('completions take an array of token-id arrays: one prompt each', async () => {
+  const r = await client.completions.create({ prompt: [[1, 403, 407], [1, 403]], max_tokens: 2, temperature: 0 });
+  assert.equal(r.choices.length, 2);
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1]);
+  assert.equal(r.usage.prompt_tokens, 5);
+  await assert.rejects(client.completions.create({ prompt: [[1, 403], 'text'], max_tokens: 2 }),
+    (e) => e.status === 400 && e.param === 'prompt');
+});

@@ -60,6 +60,7 @@ const routes = () => [
   { method: 'GET', path: '/v1/models', access: 'key' },
   { method: 'GET', path: '/v1/models/stories260K', access: 'key' },
   { method: 'POST', path: '/chat', access: 'key', body: { prompts: ['Hi'], max_tokens: 2 } },
+  { method: 'POST', path: '/v1/embeddings', access: 'key', body: { input: 'Hi' } },
   { method: 'POST', path: '/v1/sessions', access: 'key', body: {} },
   { method: 'GET', path: '/v1/sessions', access: 'key' },
   { method: 'GET', path: `/v1/sessions/${sessionId}`, access: 'key' },
@@ -130,8 +131,9 @@ test('no other spelling of a route path reaches a handler, with or without a key
 
 test('the blocklist and validation hold on every route that takes a body', async () => {
   const blocked = { messages: [{ role: 'user', content: 'some forbidden   words here' }], max_tokens: 2 };
-  for (const path of ['/v1/chat/completions', '/v1/completions', '/chat', '/v1/sessions']) {
+  for (const path of ['/v1/chat/completions', '/v1/completions', '/chat', '/v1/sessions', '/v1/embeddings']) {
     const body = path === '/v1/completions' ? { prompt: 'forbidden words', max_tokens: 2 }
+      : path === '/v1/embeddings' ? { input: ['fine', 'forbidden words'] }
       : path === '/chat' ? { prompts: ['forbidden words'], max_tokens: 2 }
         : path === '/v1/sessions' ? { system_prompt: 'forbidden words' } : blocked;
     const res = await request('POST', path, USER, body);

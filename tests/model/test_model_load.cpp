@@ -152,5 +152,28 @@ TEST(ModelLoad, WrongShapeIsNamedWithBothShapes) {
   std::filesystem::remove(broken);
 }
 
+// The metadata of a tiny llama, with `extra` keys.
+ModelConfig config_with(const std::vector<std::pair<std::string, gguf::Value>>& extra) {
+  gguf::Writer w;
+  w.set("general.architecture", gguf::Value::str("llama"));
+  for (const char* k : {"llama.embedding_length", "llama.block_count", "llama.attention.head_count",
+                        "llama.feed_forward_length", "llama.context_length"})
+    w.set(k, gguf::Value::u32(8));
+  for (const auto& [k, v] : extra) w.set(k, v);
+  const std::string path = ::testing::TempDir() + "/parley_pooling.gguf";
+  w.write(path);
+  const ModelConfig c = config_from_gguf(*gguf::File::open(path));
+  std::filesystem::remove(path);
+  return c;
+}
+
+TEST(ModelConfig, PoolingTypeFromGguf) {
+  EXPECT_EQ(config_with({}).pooling, Pooling::None);
+  EXPECT_EQ(config_with({{"llama.pooling_type", gguf::Value::u32(1)}}).pooling, Pooling::Mean);
+  EXPECT_EQ(config_with({{"llama.pooling_type", gguf::Value::u32(2)}}).pooling, Pooling::Cls);
+  EXPECT_EQ(config_with({{"llama.pooling_type", gguf::Value::u32(3)}}).pooling, Pooling::Last);
+  EXPECT_THROW(config_with({{"llama.pooling_type", gguf::Value::u32(4)}}), Error);  // rank: rerankers
+}
+
 }  // namespace
 }  // namespace parley
