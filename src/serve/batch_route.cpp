@@ -5,6 +5,7 @@
 #include "serve/openai_format.h"
 #include "serve/prompt_input.h"
 #include "serve/request_builder.h"
+#include "serve/request_fields.h"
 #include "serve/routes.h"
 
 namespace parley::serve {
@@ -47,6 +48,7 @@ struct BatchCollector {
 
 void batch_chat(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
+  check_fields(body, RouteFields::Batch);
   check_model(body, ctx);
   ParamLimits limits = request_limits(ctx, *ex);
   limits.max_n = 1;

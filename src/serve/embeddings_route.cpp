@@ -7,6 +7,7 @@
 #include "serve/api_error.h"
 #include "serve/openai_format.h"
 #include "serve/prompt_input.h"
+#include "serve/request_fields.h"
 #include "serve/routes.h"
 #include "util/base64.h"
 
@@ -92,6 +93,7 @@ struct EmbeddingCollector {
 
 void embeddings(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
+  check_fields(body, RouteFields::Embeddings);
   check_model(body, ctx);
   check_dimensions(body, ctx.model.config().dim);
   const bool base64 = wants_base64(body);

@@ -2,6 +2,7 @@
 #include "serve/api_error.h"
 #include "serve/openai_responder.h"
 #include "serve/prompt_input.h"
+#include "serve/request_fields.h"
 #include "serve/routes.h"
 #include "serve/session_chat.h"
 
@@ -10,6 +11,7 @@ namespace {
 
 void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
+  check_fields(body, RouteFields::Chat);
   check_model(body, ctx);
   const GenerationParams params = parse_generation_params(body, request_limits(ctx, *ex), LogprobsStyle::Chat);
   require_ready(ctx);
@@ -23,6 +25,7 @@ void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
 
 void completions(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
+  check_fields(body, RouteFields::Completions);
   check_model(body, ctx);
   if (const auto suffix = get_string(body, "suffix"); suffix && !suffix->empty())
     throw invalid_request("'suffix' (insertion) is not supported", "suffix", "unsupported_parameter");

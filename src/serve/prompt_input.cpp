@@ -31,6 +31,10 @@ ChatMessage parse_message(const json& m, size_t i) {
   if (r != "system" && r != "user" && r != "assistant")
     throw invalid_request("'" + param + ".role' must be system, developer, user or assistant; got '" + r + "'",
                           param + ".role");
+  for (const auto& [name, value] : m.items())  // name, tool_calls, refusal, audio…: not for this server
+    if (name != "role" && name != "content" && !value.is_null())
+      throw invalid_request("'" + param + "." + name + "' is not supported by this server", param + "." + name,
+                            "unsupported_parameter");
   return {r, message_content(m.contains("content") ? m["content"] : json(nullptr), i)};
 }
 

@@ -2,6 +2,7 @@
 // POST /admin/static-answers/reload. A session bound to an API key is
 // invisible (404) to requests with another key.
 #include "serve/api_error.h"
+#include "serve/request_fields.h"
 #include "serve/routes.h"
 #include "serve/session_chat.h"
 #include "state/session_rules.h"
@@ -48,6 +49,7 @@ state::Session visible_session(ApiContext& ctx, const ExchangePtr& ex, const std
 
 void create(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = ex->request().body.empty() ? json::object() : parse_json_body(ex->request());
+  check_fields(body, RouteFields::Session);
   state::Session s;
   s.id = state::new_session_id();
   s.user = get_string(body, "user").value_or("");

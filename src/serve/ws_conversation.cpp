@@ -6,6 +6,7 @@
 #include "serve/openai_format.h"
 #include "serve/prompt_input.h"
 #include "serve/request_builder.h"
+#include "serve/request_fields.h"
 #include "serve/request_id.h"
 #include "serve/session_chat.h"
 
@@ -73,6 +74,7 @@ void WsConversation::on_message(std::string_view text, bool binary) {
 }
 
 void WsConversation::start(const json& message, Exchange& admission) {
+  check_fields(message, RouteFields::WebSocket);
   check_model(message, ctx_);
   ParamLimits limits = request_limits(ctx_, admission);
   limits.max_n = 1;
