@@ -32,6 +32,11 @@ bool known(std::string_view name, RouteFields route) {
     case RouteFields::Embeddings:
       return listed({"model", "input", "encoding_format", "dimensions", "user", "priority", "timeout"}, name);
     case RouteFields::Session: return listed({"user", "system_prompt", "max_turns", "ttl_s"}, name);
+    case RouteFields::TokenizeContent: return listed({"model", "content", "add_special", "parse_special", "with_pieces"}, name);
+    case RouteFields::TokenizePrompt: return listed({"model", "prompt", "add_special_tokens", "return_token_strs"}, name);
+    case RouteFields::TokenizeMessages:
+      return listed({"model", "messages", "add_generation_prompt", "return_token_strs"}, name);
+    case RouteFields::Detokenize: return listed({"model", "tokens"}, name);
   }
   return false;
 }

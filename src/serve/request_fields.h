@@ -14,6 +14,10 @@ enum class RouteFields {
   WebSocket,    // a /v1/ws request message: chat or completion fields, id
   Embeddings,   // POST /v1/embeddings
   Session,      // POST /v1/sessions
+  TokenizeContent,   // POST /tokenize, llama-server's shape
+  TokenizePrompt,    // POST /tokenize, vLLM's completion shape
+  TokenizeMessages,  // POST /tokenize, vLLM's chat shape
+  Detokenize,        // POST /detokenize
 };
 
 void check_fields(const json& body, RouteFields route);

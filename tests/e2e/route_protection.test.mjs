@@ -61,6 +61,8 @@ const routes = () => [
   { method: 'GET', path: '/v1/models/stories260K', access: 'key' },
   { method: 'POST', path: '/chat', access: 'key', body: { prompts: ['Hi'], max_tokens: 2 } },
   { method: 'POST', path: '/v1/embeddings', access: 'key', body: { input: 'Hi' } },
+  { method: 'POST', path: '/tokenize', access: 'key', body: { content: 'Hi' } },
+  { method: 'POST', path: '/detokenize', access: 'key', body: { tokens: [1] } },
   { method: 'POST', path: '/v1/sessions', access: 'key', body: {} },
   { method: 'GET', path: '/v1/sessions', access: 'key' },
   { method: 'GET', path: `/v1/sessions/${sessionId}`, access: 'key' },
