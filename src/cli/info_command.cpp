@@ -1,5 +1,6 @@
 // parley info: what a model file holds.
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "gguf/describe.h"
@@ -7,6 +8,27 @@
 
 namespace parley {
 namespace {
+
+// "bpe (pre-tokenizer gpt-2), 50257 tokens, 1 control, 0 user-defined"
+std::string describe_tokenizer(const Vocab& v) {
+  int control = 0, user_defined = 0;
+  for (TokenType t : v.types) {
+    control += t == TokenType::Control;
+    user_defined += t == TokenType::UserDefined;
+  }
+  const bool spm = v.kind == Vocab::Kind::Spm;
+  return std::string(spm ? "sentencepiece" : "bpe (pre-tokenizer " + v.pre + ")") + ", " + std::to_string(v.size()) +
+         " tokens, " + std::to_string(control) + " control, " + std::to_string(user_defined) + " user-defined";
+}
+
+// A GGUF file without tensors holds only a vocabulary (llama.cpp's
+// ggml-vocab-*.gguf): its tokenizer is all there is to load, whatever the architecture.
+void print_vocabulary_only(const gguf::File& f) {
+  const Tokenizer tok = Tokenizer::from_gguf(f);
+  std::cout << "vocabulary only: " << f.get_string("general.name", "") << " (" << f.path() << "), no tensors\n"
+            << "architecture: " << f.get_string("general.architecture", "(none)") << " (not needed to tokenize)\n"
+            << "tokenizer: " << describe_tokenizer(tok.vocab()) << "\n";
+}
 
 void print_config(const Model& m) {
   const ModelConfig& c = m.config();
@@ -20,8 +42,7 @@ void print_config(const Model& m) {
             << (m.weights().rope_freqs ? ", llama3 rope freqs" : "") << "\n"
             << "sliding window " << c.sliding_window << ", qkv bias " << (c.qkv_bias ? "yes" : "no") << ", qk norm "
             << (c.qk_norm ? "yes" : "no") << ", tied output " << (c.tied_output ? "yes" : "no") << "\n"
-            << "tokenizer: " << (m.tokenizer().vocab().kind == Vocab::Kind::Spm ? "sentencepiece" : "bpe") << ", "
-            << m.tokenizer().vocab().size() << " tokens\n"
+            << "tokenizer: " << describe_tokenizer(m.tokenizer().vocab()) << "\n"
             << "parameters " << m.n_params() << ", weight bytes " << m.weight_bytes() << "\n"
             << "repacked at load: " << m.packed_bytes() << " bytes of packed matrices for the int8 GEMM"
             << (m.packed_bytes() ? " (their file pages are released; --no-repack on serve/bench/generate keeps the mapping only)"
@@ -37,6 +58,14 @@ void add_info_command(CLI::App& app) {
   cmd->add_option("model", model->model, "the model file (default: the bundled model)");
   cmd->add_option("-z,--tokenizer", model->tokenizer, "llama2.c tokenizer.bin");
   cmd->callback([model] {
+    if (const std::string path = model->resolved_model(); Model::is_gguf(path)) {
+      const auto f = gguf::File::open(path);
+      if (f->tensors().empty()) {
+        print_vocabulary_only(*f);
+        std::cout << "\n" << gguf::describe(*f);
+        return;
+      }
+    }
     auto m = model->load();
     print_config(*m);
     if (m->gguf()) std::cout << "\n" << gguf::describe(*m->gguf());

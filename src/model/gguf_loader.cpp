@@ -105,7 +105,7 @@ void Model::load_gguf(const std::string& path) {
     weight_bytes_ += t.n_bytes();
     n_params_ += t.n_elements();
   }
-  tokenizer_ = std::make_unique<Tokenizer>(load_vocab(f));
+  tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::from_gguf(f));
   if (tokenizer_->vocab().size() > c.vocab_size)
     throw Error(path + ": tokenizer has " + std::to_string(tokenizer_->vocab().size()) +
                 " tokens but token_embd.weight only " + std::to_string(c.vocab_size) + " rows");

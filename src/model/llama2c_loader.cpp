@@ -1,8 +1,10 @@
 // Model::load_llama2c: karpathy/llama2.c checkpoints (.bin). A header of seven
 // int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len;
 // a negative vocab_size means a separate classifier follows), then F32 arrays.
+#include <climits>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "model/model.h"
@@ -57,11 +59,16 @@ ModelConfig config_from_header(const Header& h, const std::string& path) {
   return c;
 }
 
-std::string default_tokenizer_path(const std::string& model_path, int32_t vocab_size) {
-  const auto dir = std::filesystem::path(model_path).parent_path();
-  const auto plain = dir / "tokenizer.bin";
-  if (std::filesystem::exists(plain)) return plain.string();
-  return (dir / ("tok" + std::to_string(vocab_size) + ".bin")).string();
+// `tokenizer_path`, else "tokenizer.bin" or tok<vocab_size>.bin beside the checkpoint.
+Tokenizer llama2c_tokenizer(const std::string& model_path, const std::string& tokenizer_path, int32_t vocab_size) {
+  std::string path = tokenizer_path;
+  if (path.empty()) {
+    const auto dir = std::filesystem::path(model_path).parent_path();
+    const auto plain = dir / "tokenizer.bin";
+    const auto numbered = dir / ("tok" + std::to_string(vocab_size) + ".bin");
+    path = (std::filesystem::exists(plain) ? plain : numbered).string();
+  }
+  return Tokenizer(load_llama2c_vocab(path, vocab_size));
 }
 
 MatrixView f32_matrix(const float* p, int64_t rows, int64_t cols) {
@@ -118,8 +125,17 @@ void Model::load_llama2c(const std::string& path, const std::string& tokenizer_p
   }
   weight_bytes_ = map_->size() - sizeof(Header) - 2 * freq_cis * 4;
   n_params_ = weight_bytes_ / 4;
-  const std::string tok = tokenizer_path.empty() ? default_tokenizer_path(path, c.vocab_size) : tokenizer_path;
-  tokenizer_ = std::make_unique<Tokenizer>(load_llama2c_vocab(tok, c.vocab_size));
+  tokenizer_ = std::make_unique<Tokenizer>(llama2c_tokenizer(path, tokenizer_path, c.vocab_size));
+}
+
+Tokenizer Model::load_llama2c_tokenizer(const std::string& path, const std::string& tokenizer_path) {
+  std::ifstream in(path, std::ios::binary);
+  Header h;
+  if (!in.read(reinterpret_cast<char*>(&h), sizeof(h)))
+    throw Error(path + ": not a GGUF file and too small for a llama2.c checkpoint header (28 bytes)");
+  // A negative vocab_size only says that a separate classifier follows.
+  const int32_t vocab_size = h.vocab_size == INT32_MIN ? 0 : (h.vocab_size < 0 ? -h.vocab_size : h.vocab_size);
+  return llama2c_tokenizer(path, tokenizer_path, vocab_size);
 }
 
 }  // namespace parley

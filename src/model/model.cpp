@@ -12,20 +12,29 @@
 
 namespace parley {
 
-std::unique_ptr<Model> Model::load(const std::string& path, const std::string& tokenizer_path, Layout layout) {
+bool Model::is_gguf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open model file");
   char magic[4] = {};
   in.read(magic, 4);
+  return in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+std::unique_ptr<Model> Model::load(const std::string& path, const std::string& tokenizer_path, Layout layout) {
+  const bool gguf = is_gguf(path);
   std::unique_ptr<Model> m(new Model());
   m->path_ = path;
-  if (in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0) {
+  if (gguf) {
     m->load_gguf(path);
   } else {
     m->load_llama2c(path, tokenizer_path);
   }
   if (layout == Layout::kPack) m->pack_matrices();
   return m;
+}
+
+Tokenizer Model::load_tokenizer(const std::string& path, const std::string& tokenizer_path) {
+  return is_gguf(path) ? Tokenizer::from_gguf(path) : load_llama2c_tokenizer(path, tokenizer_path);
 }
 
 void Model::pack_matrices() {

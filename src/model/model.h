@@ -25,6 +25,12 @@ class Model {
   enum class Layout { kPack, kMapOnly };
   static std::unique_ptr<Model> load(const std::string& path, const std::string& tokenizer_path = "",
                                      Layout layout = Layout::kPack);
+  // The tokenizer of a model file alone, without its weights or configuration:
+  // from a GGUF file's metadata (any architecture, vocabulary-only files too),
+  // or from a llama2.c checkpoint's header and its tokenizer.bin (as load()).
+  static Tokenizer load_tokenizer(const std::string& path, const std::string& tokenizer_path = "");
+  // Whether `path` starts with the GGUF magic (else load() takes it for a llama2.c checkpoint).
+  static bool is_gguf(const std::string& path);
 
   const std::string& path() const { return path_; }
   std::string name() const;  // general.name, else the file name
@@ -40,6 +46,7 @@ class Model {
   Model() = default;
   void load_gguf(const std::string& path);
   void load_llama2c(const std::string& path, const std::string& tokenizer_path);
+  static Tokenizer load_llama2c_tokenizer(const std::string& path, const std::string& tokenizer_path);
   void pack_matrices();
 
   std::string path_;

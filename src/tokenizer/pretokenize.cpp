@@ -1,12 +1,11 @@
 #include "tokenizer/pretokenize.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <iterator>
-#include <mutex>
 #include <string>
 
 #include "tokenizer/unicode.h"
+#include "util/error.h"
 
 namespace parley {
 namespace {
@@ -151,6 +150,22 @@ size_t llama3_like(Text s, size_t pos, size_t max_digits) {
   return std::max<size_t>(spaces_before_word(s, pos), 1);
 }
 
+// [^(\s|.,!?…。，、।۔،)]: not whitespace, the brackets or bar of the class as
+// written, nor sentence punctuation (BLOOM, Poro, GPT-3 Finnish, Viking).
+bool is_bloom_word_char(char32_t c) {
+  constexpr Text kStops = U"(|).,!?\u2026\u3002\uFF0C\u3001\u0964\u06D4\u060C";
+  return !is_whitespace(c) && kStops.find(c) == Text::npos;
+}
+
+//  ?[^(\s|.,!?…。，、।۔،)]+
+size_t bloom(Text s, size_t pos) {
+  if (s[pos] == ' ') {
+    const size_t n = run_length(s, pos + 1, is_bloom_word_char);
+    return n ? 1 + n : 0;
+  }
+  return run_length(s, pos, is_bloom_word_char);
+}
+
 size_t llama3(Text s, size_t pos) { return llama3_like(s, pos, 3); }
 size_t qwen2(Text s, size_t pos) { return llama3_like(s, pos, 1); }
 
@@ -174,6 +189,8 @@ const std::vector<Family>& families() {
         run_of<is_cjk>, one_of<is_number>}},
       {PreTokenizer::Falcon, {run_of<is_punct_or_operator_or_backquote>, gpt2, three_ascii_digits}},
       {PreTokenizer::Starcoder, {one_of<is_number>, gpt2}},
+      {PreTokenizer::Bloom, {bloom}},
+      {PreTokenizer::Viking, {bloom, one_of<is_number>}},
   };
   return table;
 }
@@ -210,29 +227,36 @@ PreTokenizerSpec pre_tokenizer_for(std::string_view name) {
   };
   using P = PreTokenizer;
   static constexpr Named kNames[] = {
-      {"default", P::Default, false},      {"gpt-2", P::Gpt2, false},
-      {"gpt2", P::Gpt2, false},            {"gpt-neox", P::Gpt2, false},
-      {"mpt", P::Gpt2, false},             {"olmo", P::Gpt2, false},
-      {"phi-2", P::Gpt2, false},           {"jais", P::Gpt2, false},
-      {"llama3", P::Llama3, true},         {"llama-v3", P::Llama3, true},
-      {"llama-bpe", P::Llama3, true},      {"falcon3", P::Llama3, true},
-      {"dbrx", P::Llama3, false},          {"smaug-bpe", P::Llama3, false},
-      {"qwen2", P::Qwen2, false},          {"stablelm2", P::Qwen2, false},
-      {"deepseek-r1-qwen", P::Qwen2, false}, {"deepseek-llm", P::DeepseekLlm, false},
-      {"deepseek-coder", P::DeepseekCoder, false}, {"falcon", P::Falcon, false},
-      {"starcoder", P::Starcoder, false},  {"refact", P::Starcoder, false},
-      {"command-r", P::Starcoder, false},  {"smollm", P::Starcoder, false},
-      {"codeshell", P::Starcoder, false},  {"exaone", P::Starcoder, false},
+      {"default", P::Default, false},
+      // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
+      {"gpt-2", P::Gpt2, false},           {"gpt2", P::Gpt2, false},          {"gpt-neox", P::Gpt2, false},
+      {"mpt", P::Gpt2, false},             {"olmo", P::Gpt2, false},          {"phi-2", P::Gpt2, false},
+      {"jais", P::Gpt2, false},            {"gigachat", P::Gpt2, false},      {"jina-es", P::Gpt2, false},
+      {"jina-de", P::Gpt2, false},         {"jina-v2-es", P::Gpt2, false},    {"jina-v2-de", P::Gpt2, false},
+      {"a.x-4.0", P::Gpt2, false},         {"mellum", P::Gpt2, false},        {"exaone4", P::Gpt2, false},
+      // Llama 3's regex (digits in threes); its family also skips merging whole-token words
+      {"llama3", P::Llama3, true},         {"llama-v3", P::Llama3, true},     {"llama-bpe", P::Llama3, true},
+      {"falcon3", P::Llama3, true},        {"falcon-h1", P::Llama3, true},    {"pixtral", P::Llama3, true},
+      {"midm-2.0", P::Llama3, true},       {"lfm2", P::Llama3, true},         {"dbrx", P::Llama3, false},
+      {"smaug-bpe", P::Llama3, false},     {"chatglm-bpe", P::Llama3, false}, {"glm4", P::Llama3, false},
+      // Qwen2's regex (single digits)
+      {"qwen2", P::Qwen2, false},          {"stablelm2", P::Qwen2, false},    {"deepseek-r1-qwen", P::Qwen2, false},
+      {"megrez", P::Qwen2, false},         {"kormo", P::Qwen2, false},
+      {"deepseek-llm", P::DeepseekLlm, false}, {"deepseek-coder", P::DeepseekCoder, false},
+      {"falcon", P::Falcon, false},
+      // \p{N}, then GPT-2's regex
+      {"starcoder", P::Starcoder, false},  {"refact", P::Starcoder, false},   {"command-r", P::Starcoder, false},
+      {"smollm", P::Starcoder, false},     {"codeshell", P::Starcoder, false}, {"exaone", P::Starcoder, false},
+      {"minerva-7b", P::Starcoder, false},
+      {"bloom", P::Bloom, false},          {"poro-chat", P::Bloom, false},    {"gpt3-finnish", P::Bloom, false},
+      {"viking", P::Viking, false},
   };
   for (const Named& n : kNames) {
     if (n.name == name) return {n.family, n.ignore_merges};
   }
-  static std::once_flag warned;
-  std::call_once(warned, [&] {
-    std::fprintf(stderr, "parley: unknown tokenizer.ggml.pre \"%.*s\", using the default pre-tokenizer\n",
-                 int(name.size()), name.data());
-  });
-  return {};
+  std::string known;
+  for (const Named& n : kNames) known += (known.empty() ? "" : ", ") + std::string(n.name);
+  throw Error("unknown pre-tokenizer \"" + std::string(name) + "\" (tokenizer.ggml.pre); known: " + known);
 }
 
 std::vector<std::string_view> pretokenize(PreTokenizer family, std::string_view text) {

@@ -9,15 +9,16 @@
 
 namespace parley {
 
-enum class PreTokenizer { Default, Gpt2, Llama3, Qwen2, DeepseekLlm, DeepseekCoder, Falcon, Starcoder };
+enum class PreTokenizer { Default, Gpt2, Llama3, Qwen2, DeepseekLlm, DeepseekCoder, Falcon, Starcoder, Bloom, Viking };
 
 struct PreTokenizerSpec {
   PreTokenizer family = PreTokenizer::Default;
   bool ignore_merges = false;  // a word that is itself a token skips merging (Llama 3)
 };
 
-// The spec for a tokenizer.ggml.pre name. Unknown names fall back to Default
-// with a warning on stderr (once per process).
+// The spec for a tokenizer.ggml.pre name (the names llama.cpp's converter
+// writes). Throws parley::Error naming an unknown one: encoding with another
+// family's splits would silently give other ids than the model was trained on.
 PreTokenizerSpec pre_tokenizer_for(std::string_view name);
 
 // The words of `text`, as views into it, in order; together they cover it.

@@ -1,11 +1,13 @@
 #pragma once
-// Finds the texts of control and user-defined tokens (such as "<|im_start|>")
-// in input text, so that they can be encoded as those tokens.
+// Finds the texts of added tokens in input text before it is pre-tokenized, so
+// that they are encoded as those tokens (as Hugging Face tokenizers and
+// llama.cpp do): user-defined tokens (such as GPT-NeoX's runs of spaces) always,
+// control and unknown tokens (such as "<|im_start|>") only when special-token
+// parsing is on.
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "tokenizer/vocab.h"
@@ -18,14 +20,23 @@ class SpecialTokens {
 
   struct Fragment {
     std::string_view text;  // a view into the split text
-    int32_t id;             // the special token, or -1 for plain text
+    int32_t id;             // the added token, or -1 for plain text
   };
-  // Splits `text` at the leftmost-longest occurrences of special token texts.
-  std::vector<Fragment> split(std::string_view text) const;
+  // Splits `text` at the leftmost-longest occurrences of added token texts:
+  // user-defined ones always, control and unknown ones only if `parse_special`.
+  std::vector<Fragment> split(std::string_view text, bool parse_special = true) const;
+
+  bool has_user_defined() const { return has_user_defined_; }
 
  private:
-  // The special tokens by their first byte, longest text first.
-  std::array<std::vector<std::pair<std::string, int32_t>>, 256> by_first_byte_;
+  struct Candidate {
+    std::string text;
+    int32_t id;
+    bool user_defined;  // matched even when special tokens are not parsed
+  };
+  // The added tokens by their first byte, longest text first.
+  std::array<std::vector<Candidate>, 256> by_first_byte_;
+  bool has_user_defined_ = false;
 };
 
 }  // namespace parley

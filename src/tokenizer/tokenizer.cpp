@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "gguf/gguf.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
@@ -83,6 +84,18 @@ struct Tokenizer::Impl {
 };
 
 Tokenizer::Tokenizer(Vocab vocab) : impl_(std::make_unique<Impl>(std::move(vocab))) {}
+
+Tokenizer Tokenizer::from_gguf(const gguf::File& file) {
+  Vocab vocab = load_vocab(file);  // its errors name the file
+  try {
+    return Tokenizer(std::move(vocab));
+  } catch (const Error& e) {
+    throw Error(file.path() + ": " + e.what());
+  }
+}
+
+Tokenizer Tokenizer::from_gguf(const std::string& path) { return from_gguf(*gguf::File::open(path)); }
+
 Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
@@ -95,9 +108,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   const Vocab& v = vocab();
   std::vector<int32_t> out;
   if (add_special && v.add_bos && v.bos >= 0) out.push_back(v.bos);
+  // Added tokens are found in the raw text first: user-defined ones always,
+  // control and unknown ones only when parsing special tokens.
   std::vector<SpecialTokens::Fragment> fragments;
-  if (parse_special) {
-    fragments = impl_->specials.split(text);
+  if (parse_special || impl_->specials.has_user_defined()) {
+    fragments = impl_->specials.split(text, parse_special);
   } else if (!text.empty()) {
     fragments.push_back({text, -1});
   }

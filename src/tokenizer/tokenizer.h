@@ -12,15 +12,23 @@ namespace parley {
 
 class Tokenizer {
  public:
-  // Throws parley::Error for an inconsistent vocabulary (array lengths, ids).
+  // Throws parley::Error for an inconsistent vocabulary (array lengths, ids)
+  // or a BPE pre-tokenizer (Vocab::pre) it does not know.
   explicit Tokenizer(Vocab vocab);
+  // The tokenizer of a GGUF file from its tokenizer.ggml.* metadata alone:
+  // any architecture, and vocabulary-only files (no tensors) too. Throws
+  // parley::Error naming the file.
+  static Tokenizer from_gguf(const std::string& path);
+  static Tokenizer from_gguf(const gguf::File& file);
   ~Tokenizer();
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
 
   // add_special: BOS (and EOS) as the vocabulary's add_bos/add_eos flags say.
-  // parse_special: recognise control/user-defined token texts such as
-  // "<|im_start|>" in `text`; otherwise they are tokenised as plain text.
+  // Texts of user-defined tokens (tokenizer.ggml.token_type 4, Hugging Face's
+  // non-special added tokens) in `text` always become those tokens, before
+  // pre-tokenization. parse_special: so do the texts of control and unknown
+  // tokens such as "<|im_start|>"; otherwise they are tokenised as plain text.
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
 
   // The bytes a token stands for (byte tokens and byte-level BPE decoded,

@@ -55,6 +55,31 @@ TEST(ModelLoad, Llama2cCheckpoint) {
   EXPECT_TRUE(c.tied_output);
 }
 
+// The tokenizer alone: the same as the loaded model's, from GGUF metadata or
+// from a llama2.c checkpoint's header and tokenizer.bin.
+TEST(ModelLoad, TokenizerAloneMatchesTheModels) {
+  const Tokenizer bundled = Model::load_tokenizer(kBundled);
+  EXPECT_EQ(bundled.vocab().tokens, Model::load(kBundled)->tokenizer().vocab().tokens);
+  EXPECT_EQ(bundled.encode("Once upon a time", true, false), (std::vector<int32_t>{1, 403, 407, 261, 378}));
+  const std::string bin = kShared + "/models/stories260K.bin";
+  if (!std::filesystem::exists(bin)) GTEST_SKIP() << "../shared/models/stories260K.bin not present";
+  const Tokenizer llama2c = Model::load_tokenizer(bin, kShared + "/models/tok512.bin");
+  EXPECT_EQ(llama2c.vocab().size(), 512);
+  EXPECT_EQ(llama2c.encode("Once upon a time", true, false), bundled.encode("Once upon a time", true, false));
+  EXPECT_EQ(Model::load_tokenizer(bin).vocab().size(), 512);  // tok512.bin beside the checkpoint
+}
+
+// Vocabulary-only GGUF files of architectures Parley cannot run still give
+// their tokenizer; loading them as models fails with the reason.
+TEST(ModelLoad, TokenizerOfAnyArchitecture) {
+  for (const char* name : {"gpt-2", "starcoder", "phi-3", "llama-spm"}) {
+    const std::string path = kShared + "/tokenizers/ggml-vocab-" + name + ".gguf";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+    EXPECT_GT(Model::load_tokenizer(path).vocab().size(), 30000) << path;
+    EXPECT_THROW(Model::load(path), Error) << path;
+  }
+}
+
 TEST(ModelLoad, TruncatedLlama2cNamesTheArray) {
   const std::string bin = kShared + "/models/stories260K.bin";
   if (!std::filesystem::exists(bin)) GTEST_SKIP() << "../shared/models/stories260K.bin not present";

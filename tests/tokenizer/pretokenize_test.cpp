@@ -2,7 +2,10 @@
 // from Python's `regex` module running the same regex sequences).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "tokenizer/pretokenize.h"
+#include "util/error.h"
 
 namespace parley {
 namespace {
@@ -55,9 +58,36 @@ TEST(Pretokenize, KeepsInvalidUtf8BytesInPlace) {
   EXPECT_TRUE(split("gpt-2", "").empty());
 }
 
-TEST(Pretokenize, UnknownNameFallsBackToDefault) {
-  EXPECT_EQ(pre_tokenizer_for("no-such-pre").family, PreTokenizer::Default);
-  EXPECT_EQ(pre_tokenizer_for("no-such-pre").ignore_merges, false);
+TEST(Pretokenize, BloomAndVikingSplitAtSentencePunctuation) {
+  const std::string text = "Hello, world! (a|b) 42 cats\u2026 \u4F60\u597D\u3002ok";
+  EXPECT_EQ(split("bloom", text), (Words{"Hello", ",", " world", "! (", "a", "|", "b", ")", " 42", " cats",
+                                         "\u2026", " \u4F60\u597D", "\u3002", "ok"}));
+  EXPECT_EQ(split("poro-chat", text), split("bloom", text));
+  EXPECT_EQ(split("viking", text), (Words{"Hello", ",", " world", "! (", "a", "|", "b", ")", " ", "4", "2", " cats",
+                                          "\u2026", " \u4F60\u597D", "\u3002", "ok"}));
+  EXPECT_EQ(split("bloom", "  x"), (Words{" ", " x"}));
+}
+
+TEST(Pretokenize, AliasesShareTheirFamily) {
+  EXPECT_EQ(pre_tokenizer_for("mpt").family, PreTokenizer::Gpt2);
+  EXPECT_EQ(pre_tokenizer_for("falcon").family, PreTokenizer::Falcon);
+  EXPECT_EQ(pre_tokenizer_for("minerva-7b").family, PreTokenizer::Starcoder);
+  EXPECT_EQ(pre_tokenizer_for("megrez").family, PreTokenizer::Qwen2);
+  EXPECT_EQ(pre_tokenizer_for("chatglm-bpe").family, PreTokenizer::Llama3);
+  EXPECT_FALSE(pre_tokenizer_for("chatglm-bpe").ignore_merges);
+  EXPECT_TRUE(pre_tokenizer_for("falcon3").ignore_merges);
+}
+
+TEST(Pretokenize, UnknownNameIsAnErrorNamingIt) {
+  try {
+    pre_tokenizer_for("no-such-pre");
+    ADD_FAILURE() << "no error for an unknown pre-tokenizer";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("unknown pre-tokenizer \"no-such-pre\" (tokenizer.ggml.pre)"), std::string::npos) << what;
+    EXPECT_NE(what.find("known: default, gpt-2"), std::string::npos) << what;
+  }
+  EXPECT_THROW(pre_tokenizer_for(""), Error);
 }
 
 }  // namespace
