@@ -2,7 +2,6 @@
 // resident model. Every flag also comes from PARLEY_<FLAG> and from a JSON
 // --config file; precedence: flags > environment > file > defaults.
 #include <filesystem>
-#include <map>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -21,6 +20,8 @@
 namespace parley {
 namespace {
 
+constexpr double kServeStepMs = 50;
+
 struct ServeArgs {
   ModelOptions model;
   serve::ServeOptions serve;
@@ -30,12 +31,19 @@ struct ServeArgs {
   int32_t idle_timeout_s = 60;
   int32_t ws_idle_timeout_s = 300;
   double grace_s = 10;
-  EngineConfig engine;
+  // A step-time target by default: at 16 streams the fixed 512-token budget let a
+  // burst of prompts stretch the gap between tokens past 100 ms (docs/performance.md).
+  EngineConfig engine = [] {
+    EngineConfig c;
+    c.max_step_ms = kServeStepMs;
+    return c;
+  }();
   std::string kv_memory;  // empty: the engine's default
   std::string kv_type = "f16";
   std::string kv_policy = "full";
   bool no_prefix_cache = false;
-  Pooling pooling = Pooling::None;  // --pooling; None: the model's own, else mean
+  std::string pooling;  // --pooling; empty: the model's own, else mean
+  std::string schedule_policy = "fcfs";
   // Sessions, response cache, static answers (docs/api.md, "Sessions and caching").
   serve::StateBackendOptions state;
   std::string response_cache_bytes = "64M";
@@ -94,6 +102,7 @@ void run_serve(ServeArgs& a) {
   a.engine.kv_type = parse_kv_type(a.kv_type);
   a.engine.kv_retention.policy = parse_kv_policy(a.kv_policy);
   a.engine.prefix_cache = !a.no_prefix_cache;
+  a.engine.policy = a.schedule_policy == "cost-aware" ? SchedulePolicy::CostAware : SchedulePolicy::Fcfs;
   a.state.response_cache_bytes = a.response_cache_bytes == "0" ? 0 : parse_memory_size(a.response_cache_bytes);
   a.state.lock_lease = std::chrono::seconds(a.session_lock_lease_s);
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
@@ -108,9 +117,10 @@ void run_serve(ServeArgs& a) {
   serve::ApiContext ctx(*model, *engine, id, fingerprint(*model),
                         serve::ParamLimits{a.max_n, model->config().vocab_size, context,
                                            a.engine.kv_retention.policy != KvPolicy::Full});
-  ctx.pooling = a.pooling != Pooling::None                ? a.pooling
-                : model->config().pooling != Pooling::None ? model->config().pooling
-                                                           : Pooling::Mean;
+  ctx.pooling = a.pooling == "last"                        ? Pooling::Last
+                : a.pooling == "cls"                       ? Pooling::Cls
+                : a.pooling.empty() && model->config().pooling != Pooling::None ? model->config().pooling
+                                                                                 : Pooling::Mean;
   backends.attach(ctx.services);
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;
@@ -172,12 +182,10 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--model-id", a.model_id, "the model name clients use (default: the model file's name)");
   cmd.add_option("--max-n", a.max_n, "most choices (n) per request")->capture_default_str()->check(CLI::Range(1, 128));
   add_step_options(cmd, a.engine);
-  const std::map<std::string, SchedulePolicy> policies{{"fcfs", SchedulePolicy::Fcfs}, {"cost-aware", SchedulePolicy::CostAware}};
-  cmd.add_option("--schedule-policy", a.engine.policy, "order of waiting requests after their priority: fcfs (arrival) or cost-aware (smallest prompt + max_tokens first, with aging)")
-      ->transform(CLI::CheckedTransformer(policies))->default_str("fcfs");
-  const std::map<std::string, Pooling> poolings{{"mean", Pooling::Mean}, {"last", Pooling::Last}, {"cls", Pooling::Cls}};
+  cmd.add_option("--schedule-policy", a.schedule_policy, "order of waiting requests after their priority: fcfs (arrival) or cost-aware (smallest prompt + max_tokens first, with aging)")
+      ->capture_default_str()->check(CLI::IsMember({"fcfs", "cost-aware"}));
   cmd.add_option("--pooling", a.pooling, "how /v1/embeddings pools an input's hidden states: mean, last or cls (default: the model's own pooling_type, else mean)")
-      ->transform(CLI::CheckedTransformer(poolings));
+      ->check(CLI::IsMember({"mean", "last", "cls"}));
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
   cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
   cmd.add_flag("--kv-prefault", a.engine.kv_prefault, kKvPrefaultHelp);
