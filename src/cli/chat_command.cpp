@@ -3,11 +3,11 @@
 // Generator's prefix re-use means only the new turn is prefilled.
 #include <iostream>
 
+#include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "cli/sampling_options.h"
 #include "engine/generator.h"
 #include "model/model.h"
-#include "tokenizer/chat_template.h"
 
 namespace parley {
 namespace {
@@ -28,8 +28,9 @@ void run_chat(const ChatArgs& a) {
   GenerateOptions opts = a.sampling.options(a.max_new);
   // Template formats end a turn with a special token (EOS/EOT); the plain
   // fallback format has none, so the next "User:" line ends the answer.
-  if (detect_chat_family(tok.vocab().chat_template) == ChatFamily::Plain) opts.stop_strings.push_back("\nUser:");
-  std::vector<ChatMessage> msgs;
+  if (chat::detect_chat_family(tok.vocab().chat_template) == chat::ChatFamily::Plain)
+    opts.stop_strings.push_back("\nUser:");
+  std::vector<chat::ChatMessage> msgs;
   if (!a.system.empty()) msgs.push_back({"system", a.system});
   std::cerr << "chatting with " << model->name() << " — /reset starts over, /quit or end of input leaves\n";
   for (std::string line;;) {
@@ -41,7 +42,7 @@ void run_chat(const ChatArgs& a) {
     }
     if (line.empty()) continue;
     msgs.push_back({"user", line});
-    const auto r = gen.run(encode_chat(tok, msgs, true), opts, [](std::string_view text, int32_t) {
+    const auto r = gen.run(chat::encode_chat(tok, msgs, true), opts, [](std::string_view text, int32_t) {
       std::cout << text << std::flush;
       return true;
     });

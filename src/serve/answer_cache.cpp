@@ -49,7 +49,7 @@ void AnswerPlan::decorate(json& object) const {
   if (session) object["session_id"] = session->session().id;
 }
 
-std::string last_user_text(const std::vector<ChatMessage>& messages) {
+std::string last_user_text(const std::vector<chat::ChatMessage>& messages) {
   for (auto it = messages.rbegin(); it != messages.rend(); ++it)
     if (it->role == "user") return it->content;
   return "";

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "serve/api_context.h"
 #include "serve/cached_answer.h"
 #include "serve/choice.h"
 #include "serve/http_message.h"
 #include "serve/request_builder.h"
 #include "serve/session_turn.h"
-#include "tokenizer/chat_template.h"
 
 namespace parley::serve {
 
@@ -32,7 +32,7 @@ struct AnswerPlan {
 };
 
 // The text of the last user message ("" when there is none).
-std::string last_user_text(const std::vector<ChatMessage>& messages);
+std::string last_user_text(const std::vector<chat::ChatMessage>& messages);
 
 // Fills in the static answer (chat only: `chat`) or the cache lookup, unless
 // the request opts out with "cache": false. `api_key`: the name of the key

@@ -21,7 +21,7 @@ std::string message_content(const json& content, size_t i) {
   return text;
 }
 
-ChatMessage parse_message(const json& m, size_t i) {
+chat::ChatMessage parse_message(const json& m, size_t i) {
   const std::string param = "messages[" + std::to_string(i) + "]";
   if (!m.is_object()) throw invalid_request("'" + param + "' must be an object", param, "invalid_type");
   const json* role = get_field(m, "role");
@@ -57,11 +57,11 @@ std::vector<int32_t> token_ids(const json& a, int32_t vocab_size, const std::str
 
 }  // namespace
 
-std::vector<ChatMessage> parse_messages(const json& body) {
+std::vector<chat::ChatMessage> parse_messages(const json& body) {
   const json* f = get_field(body, "messages");
   if (!f) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
   if (!f->is_array() || f->empty()) throw invalid_request("'messages' must be a non-empty array", "messages", "invalid_type");
-  std::vector<ChatMessage> out;
+  std::vector<chat::ChatMessage> out;
   for (size_t i = 0; i < f->size(); ++i) out.push_back(parse_message((*f)[i], i));
   return out;
 }
@@ -85,9 +85,9 @@ std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size, con
   return out;
 }
 
-std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<ChatMessage>& messages) {
+std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<chat::ChatMessage>& messages) {
   try {
-    return encode_chat(tok, messages, true);
+    return chat::encode_chat(tok, messages, true);
   } catch (const Error& e) {  // the template raised (e.g. roles must alternate) or failed
     throw invalid_request(std::string("The model's chat template refused the messages: ") + e.what(), "messages",
                           "chat_template_error");

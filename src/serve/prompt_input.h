@@ -5,15 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "serve/json_fields.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace parley::serve {
 
 // "messages": roles system/developer/user/assistant; content a string or an
 // array of {"type": "text", "text": ...} parts.
-std::vector<ChatMessage> parse_messages(const json& body);
+std::vector<chat::ChatMessage> parse_messages(const json& body);
 
 // One completion prompt: text, or token ids given directly.
 struct PromptInput {
@@ -28,7 +28,7 @@ std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size, con
 // The conversation in the model's chat format, ending with the assistant's
 // turn; special-token texts inside messages stay plain text. A template that
 // refuses the conversation is a 400.
-std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<ChatMessage>& messages);
+std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<chat::ChatMessage>& messages);
 // A completion prompt with BOS (per the vocabulary); special-token texts in it are plain text.
 std::vector<int32_t> prompt_tokens(const Tokenizer& tok, const PromptInput& prompt);
 

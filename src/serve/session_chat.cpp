@@ -8,8 +8,8 @@
 namespace parley::serve {
 namespace {
 
-std::vector<ChatMessage> conversation(const state::Session& s, size_t first_turn, const std::string& user_text) {
-  std::vector<ChatMessage> messages;
+std::vector<chat::ChatMessage> conversation(const state::Session& s, size_t first_turn, const std::string& user_text) {
+  std::vector<chat::ChatMessage> messages;
   if (!s.system_prompt.empty()) messages.push_back({"system", s.system_prompt});
   for (size_t i = first_turn; i < s.turns.size(); ++i) {
     messages.push_back({"user", s.turns[i].user});
@@ -19,7 +19,7 @@ std::vector<ChatMessage> conversation(const state::Session& s, size_t first_turn
   return messages;
 }
 
-std::string new_user_message(const std::vector<ChatMessage>& messages) {
+std::string new_user_message(const std::vector<chat::ChatMessage>& messages) {
   if (messages.size() != 1 || messages[0].role != "user")
     throw invalid_request("With 'session_id', 'messages' must hold only the new user message (the session keeps the history)",
                           "messages", "invalid_session_messages");
@@ -42,7 +42,7 @@ std::vector<int32_t> session_prompt(const Tokenizer& tok, const state::Session& 
 
 std::vector<int32_t> chat_prompt(ApiContext& ctx, const json& body, const GenerationParams& params,
                                  const std::string& api_key, AnswerPlan& plan) {
-  const std::vector<ChatMessage> messages = parse_messages(body);
+  const std::vector<chat::ChatMessage> messages = parse_messages(body);
   const auto session_id = get_string(body, "session_id");
   if (!session_id) {
     plan.user_text = last_user_text(messages);

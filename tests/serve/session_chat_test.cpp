@@ -20,8 +20,8 @@ state::Session session_with_turns(int turns, int32_t max_turns) {
   return s;
 }
 
-std::vector<ChatMessage> expected(const state::Session& s, size_t first, const std::string& user) {
-  std::vector<ChatMessage> m = {{"system", s.system_prompt}};
+std::vector<chat::ChatMessage> expected(const state::Session& s, size_t first, const std::string& user) {
+  std::vector<chat::ChatMessage> m = {{"system", s.system_prompt}};
   for (size_t i = first; i < s.turns.size(); ++i) {
     m.push_back({"user", s.turns[i].user});
     m.push_back({"assistant", s.turns[i].assistant});

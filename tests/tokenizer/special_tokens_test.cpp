@@ -12,11 +12,11 @@ namespace parley {
 namespace {
 
 using Ids = std::vector<int32_t>;
-constexpr const char* kSp = "\xE2\x96\x81";  // ▁
+constexpr const char* kSpmSpace = "\xE2\x96\x81";  // ▁
 
 // Characters of "<|ab>", a space token and three special tokens.
 Tokenizer small_tokenizer() {
-  Vocab v = test::make_spm_vocab({{"<"}, {"|"}, {"a"}, {"b"}, {">"}, {kSp},
+  Vocab v = test::make_spm_vocab({{"<"}, {"|"}, {"a"}, {"b"}, {">"}, {kSpmSpace},
                                   {"<|a|>", 0, TokenType::Control},       // 6
                                   {"<|a|>b", 0, TokenType::UserDefined},  // 7: longer, same start
                                   {"<b>", 0, TokenType::Normal}});        // 8: not special

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by the tokenizer tests: test-data files and small vocabularies.
+// Helpers shared by the tokenizer and chat tests: test-data files and small vocabularies.
 #include <gtest/gtest.h>
 
 #include <cstdint>

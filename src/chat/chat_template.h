@@ -1,0 +1,67 @@
+#pragma once
+// Chat prompts: a conversation rendered by the model's own chat template
+// (tokenizer.chat_template, run by the Jinja interpreter in chat/jinja.h)
+// or, for vocabularies without one, in a plain "User: ...\nAssistant:" format.
+// docs/chat-templates.md describes the behaviour in full.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/vocab.h"
+
+namespace parley {
+class Tokenizer;
+}  // namespace parley
+
+namespace parley::chat {
+
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant" (or what the template knows)
+  std::string content;
+};
+
+// The well-known format a template looks like, recognised by distinctive
+// substrings; Plain for an empty template. Informational only: rendering
+// always runs the template itself.
+enum class ChatFamily {
+  Plain,    // no template: "User: ...\nAssistant:"
+  ChatMl,   // <|im_start|>role\n...<|im_end|>
+  Llama3,   // <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|>
+  Llama2,   // [INST] <<SYS>>\n...\n<</SYS>>\n\n... [/INST] ... </s>
+  Mistral,  // [INST] ... [/INST]...</s>
+  Zephyr,   // <|role|>\n...</s>\n
+  Phi3,     // <|role|>\n...<|end|>\n
+  Gemma,    // <start_of_turn>user|model\n...<end_of_turn>\n
+};
+
+ChatFamily detect_chat_family(std::string_view chat_template);
+
+// The prompt for `msgs`: the template's output as transformers renders it,
+// except that (1) system messages a template cannot take (it raises or drops
+// them) open the next user message instead, and (2) a leading BOS text is left
+// out when the vocabulary adds BOS itself. Encode it with add_special=true and
+// parse_special=true, or (better) use encode_chat. Throws parley::Error, with
+// line and column, when the template fails or raises.
+std::string render_chat(const Vocab& vocab, const std::vector<ChatMessage>& msgs, bool add_generation_prompt);
+
+// The same prompt in pieces: template text, and text that came from messages.
+struct ChatSegment {
+  std::string text;
+  bool from_message;
+};
+std::vector<ChatSegment> render_chat_segments(const Vocab& vocab, const std::vector<ChatMessage>& msgs,
+                                              bool add_generation_prompt);
+
+// The prompt's token ids, BOS/EOS added as the vocabulary says. Special-token
+// texts are recognised in the template's text only: message text such as a
+// user typing "<|im_start|>" is encoded as plain text.
+std::vector<int32_t> encode_chat(const Tokenizer& tok, const std::vector<ChatMessage>& msgs,
+                                 bool add_generation_prompt);
+
+// Exactly what transformers' apply_chat_template renders (messages as given,
+// tools=None): no system-message folding, no BOS removal.
+std::string apply_chat_template(std::string_view chat_template, const std::vector<ChatMessage>& msgs,
+                                bool add_generation_prompt, std::string_view bos_token, std::string_view eos_token);
+
+}  // namespace parley::chat
