@@ -31,16 +31,44 @@ jinja::Value message_list(const Messages& msgs) {
 }
 
 // The variables transformers passes to a chat template.
-Text render(const jinja::Template& t, const Messages& msgs, bool add_generation_prompt, std::string_view bos,
-            std::string_view eos) {
+Text render(const jinja::Template& t, jinja::Value messages, jinja::Value tools, bool add_generation_prompt,
+            std::string_view bos, std::string_view eos) {
   jinja::Dict vars;
-  vars.set("messages", message_list(msgs));
+  vars.set("messages", std::move(messages));
   vars.set("add_generation_prompt", jinja::Value::boolean(add_generation_prompt));
   vars.set("bos_token", jinja::Value::string(std::string(bos)));
   vars.set("eos_token", jinja::Value::string(std::string(eos)));
-  vars.set("tools", jinja::Value::none());
+  vars.set("tools", std::move(tools));
   vars.set("documents", jinja::Value::none());
   return t.render(vars);
+}
+
+Text render(const jinja::Template& t, const Messages& msgs, bool add_generation_prompt, std::string_view bos,
+            std::string_view eos) {
+  return render(t, message_list(msgs), jinja::Value::none(), add_generation_prompt, bos, eos);
+}
+
+// A JSON value as the template sees it; strings are message text.
+jinja::Value from_json(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::ordered_json::value_t::null: return jinja::Value::none();
+    case nlohmann::ordered_json::value_t::boolean: return jinja::Value::boolean(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+    case nlohmann::ordered_json::value_t::number_unsigned: return jinja::Value::integer(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_float: return jinja::Value::number(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return jinja::Value::string(Text(j.get<std::string>(), true));
+    case nlohmann::ordered_json::value_t::array: {
+      jinja::List items;
+      for (const auto& e : j) items.push_back(from_json(e));
+      return jinja::Value::list(std::move(items));
+    }
+    case nlohmann::ordered_json::value_t::object: {
+      auto d = std::make_shared<jinja::Dict>();
+      for (const auto& [k, v] : j.items()) d->set(k, from_json(v));
+      return jinja::Value::dict(std::move(d));
+    }
+    default: throw Error("chat template input: a JSON value of an unsupported kind");
+  }
 }
 
 // A parsed template, and whether it renders a system message: some raise on
@@ -188,6 +216,16 @@ std::vector<int32_t> encode_chat(const Tokenizer& tok, const Messages& msgs, boo
 std::string apply_chat_template(std::string_view chat_template, const Messages& msgs, bool add_generation_prompt,
                                 std::string_view bos_token, std::string_view eos_token) {
   return render(jinja::Template(chat_template), msgs, add_generation_prompt, bos_token, eos_token).str();
+}
+
+std::string apply_chat_template(std::string_view chat_template, const nlohmann::ordered_json& messages,
+                                const nlohmann::ordered_json& tools, bool add_generation_prompt, std::string_view bos_token,
+                                std::string_view eos_token) {
+  if (!messages.is_array()) throw Error("messages must be a JSON array");
+  if (!tools.is_null() && !tools.is_array()) throw Error("tools must be a JSON array");
+  return render(jinja::Template(chat_template), from_json(messages), from_json(tools), add_generation_prompt,
+                bos_token, eos_token)
+      .str();
 }
 
 }  // namespace parley::chat

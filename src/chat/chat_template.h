@@ -4,6 +4,7 @@
 // or, for vocabularies without one, in a plain "User: ...\nAssistant:" format.
 // docs/chat-templates.md describes the behaviour in full.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,5 +64,10 @@ std::vector<int32_t> encode_chat(const Tokenizer& tok, const std::vector<ChatMes
 // tools=None): no system-message folding, no BOS removal.
 std::string apply_chat_template(std::string_view chat_template, const std::vector<ChatMessage>& msgs,
                                 bool add_generation_prompt, std::string_view bos_token, std::string_view eos_token);
+// The same with messages and tools as JSON, every field of them passed to the
+// template as it is (tool_calls, name, …); `tools` null renders tools=None.
+std::string apply_chat_template(std::string_view chat_template, const nlohmann::ordered_json& messages,
+                                const nlohmann::ordered_json& tools, bool add_generation_prompt, std::string_view bos_token,
+                                std::string_view eos_token);
 
 }  // namespace parley::chat

@@ -59,6 +59,7 @@ void add_chat_command(CLI::App& app) {
   auto args = std::make_shared<ChatArgs>();
   auto* cmd = app.add_subcommand("chat", "interactive multi-turn chat in the terminal");
   args->model.add_to(*cmd);
+  args->model.add_chat_template_to(*cmd);
   args->sampling.add_to(*cmd);
   cmd->add_option("--system", args->system, "system prompt");
   cmd->add_option("-n,--max-new", args->max_new, "maximum tokens per answer")->capture_default_str();

@@ -11,6 +11,7 @@ class Model;
 void add_generate_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_template_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_mkmodel_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
@@ -22,12 +23,17 @@ void add_serve_command(CLI::App& app);
 void add_loadtest_command(CLI::App& app);
 
 // Options every model-using command shares.
+// The whole file as text; throws parley::Error naming `what` (a flag).
+std::string read_text_file(const std::string& path, const std::string& what);
+
 struct ModelOptions {
   std::string model;      // empty: $PARLEY_MODEL, else the bundled model
   std::string tokenizer;  // llama2.c tokenizer.bin
   int threads = 0;        // 0: physical cores
   bool no_repack = false;  // Model::Layout::kMapOnly
+  std::string chat_template;  // a Jinja file that replaces the model's chat template (serve, chat)
   void add_to(CLI::App& cmd);
+  void add_chat_template_to(CLI::App& cmd);
   std::string resolved_model() const;
   int resolved_threads() const;
   std::unique_ptr<Model> load() const;  // prints the load time on stderr

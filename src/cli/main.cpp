@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   parley::add_generate_command(app);
   parley::add_chat_command(app);
   parley::add_tokenize_command(app);
+  parley::add_template_command(app);
   parley::add_info_command(app);
   parley::add_mkmodel_command(app);
   parley::add_quantize_command(app);

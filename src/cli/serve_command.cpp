@@ -169,6 +169,7 @@ void add_ops_options(CLI::App& cmd, serve::OpsOptions& o) {
 
 void add_options(CLI::App& cmd, ServeArgs& a) {
   a.model.add_to(cmd);
+  a.model.add_chat_template_to(cmd);
   cmd.add_option("--config", a.config_file, "JSON file of settings named like the flags (\"port\": 8080, ...)");
   cmd.add_option("--host", a.serve.http.host, "address to listen on")->capture_default_str();
   cmd.add_option("--port", a.serve.http.port, "port to listen on (0: any free port)")->capture_default_str();

@@ -1,9 +1,7 @@
 // parley tokenize: text (argument or file) to token ids on stdout. Only the
 // model file's tokenizer is loaded (GGUF metadata or tokenizer.bin), so any
 // vocabulary works, vocabulary-only GGUF files of any architecture too.
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "model/model.h"
@@ -21,14 +19,7 @@ struct TokenizeArgs {
 };
 
 void run_tokenize(const TokenizeArgs& a) {
-  std::string text = a.text;
-  if (!a.file.empty()) {
-    std::ifstream in(a.file, std::ios::binary);
-    if (!in) throw Error(a.file + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::string text = a.file.empty() ? a.text : read_text_file(a.file, "--file");
   // The tokenizer alone: any GGUF vocabulary works, whatever its architecture.
   const Tokenizer tok = Model::load_tokenizer(a.model.resolved_model(), a.model.tokenizer);
   const auto ids = tok.encode(text, !a.no_bos, a.special);

@@ -37,6 +37,8 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const Weights& weights() const { return weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  // Another chat template than the file's (--chat-template); before serving.
+  void set_chat_template(std::string chat_template) { tokenizer_->set_chat_template(std::move(chat_template)); }
   const gguf::File* gguf() const { return gguf_.get(); }  // null for llama2.c files
   uint64_t weight_bytes() const { return weight_bytes_; }
   uint64_t n_params() const { return n_params_; }

@@ -37,6 +37,7 @@ bool known(std::string_view name, RouteFields route) {
     case RouteFields::TokenizeMessages:
       return listed({"model", "messages", "add_generation_prompt", "return_token_strs"}, name);
     case RouteFields::Detokenize: return listed({"model", "tokens"}, name);
+    case RouteFields::ApplyTemplate: return listed({"model", "messages", "add_generation_prompt"}, name);
   }
   return false;
 }

@@ -18,6 +18,7 @@ enum class RouteFields {
   TokenizePrompt,    // POST /tokenize, vLLM's completion shape
   TokenizeMessages,  // POST /tokenize, vLLM's chat shape
   Detokenize,        // POST /detokenize
+  ApplyTemplate,     // POST /apply-template
 };
 
 void check_fields(const json& body, RouteFields route);

@@ -8,7 +8,7 @@ namespace parley::serve {
 void add_openai_routes(Router& router, ApiContext& ctx);  // /v1/chat/completions, /v1/completions, /v1/models
 void add_batch_route(Router& router, ApiContext& ctx);    // POST /chat
 void add_embeddings_route(Router& router, ApiContext& ctx);  // POST /v1/embeddings
-void add_tokenize_routes(Router& router, ApiContext& ctx);   // POST /tokenize, /detokenize
+void add_tokenize_routes(Router& router, ApiContext& ctx);   // POST /tokenize, /detokenize, /apply-template
 void add_status_routes(Router& router, ApiContext& ctx);  // /health, /ready, /metrics, /v1/stats
 void add_session_routes(Router& router, ApiContext& ctx);  // /v1/sessions, POST /admin/static-answers/reload
 void add_static_routes(Router& router);                  // GET /, /dashboard, /static/{name} (web/)

@@ -1,4 +1,4 @@
-// POST /tokenize and POST /detokenize, in llama-server's shapes ("content",
+// POST /tokenize, /detokenize and /apply-template, in llama-server's shapes ("content",
 // "add_special", "parse_special", "with_pieces" → {"tokens"}) and vLLM's
 // ("prompt" or "messages" → {"count", "max_model_len", "tokens"}).
 #include "serve/api_error.h"
@@ -6,6 +6,7 @@
 #include "serve/request_fields.h"
 #include "serve/routes.h"
 #include "tokenizer/unicode.h"
+#include "util/error.h"
 
 namespace parley::serve {
 namespace {
@@ -78,9 +79,26 @@ void detokenize(const ExchangePtr& ex, ApiContext& ctx) {
   ex->respond(json_response(200, {{"content", text}, {"prompt", text}}));
 }
 
+// The prompt text a chat request with these messages runs (the server's
+// rendering: docs/chat-templates.md), without tokenizing it.
+void apply_template(const ExchangePtr& ex, ApiContext& ctx) {
+  const json body = parse_json_body(ex->request());
+  check_model(body, ctx);
+  check_fields(body, RouteFields::ApplyTemplate);
+  const auto messages = parse_messages(body);
+  try {
+    const bool generation = get_bool(body, "add_generation_prompt").value_or(true);
+    ex->respond(json_response(200, {{"prompt", chat::render_chat(ctx.model.tokenizer().vocab(), messages, generation)}}));
+  } catch (const Error& e) {
+    throw invalid_request(std::string("The model's chat template refused the messages: ") + e.what(), "messages",
+                          "chat_template_error");
+  }
+}
+
 }  // namespace
 
 void add_tokenize_routes(Router& router, ApiContext& ctx) {
+  router.add("POST", "/apply-template", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { apply_template(ex, ctx); });
   router.add("POST", "/tokenize", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { tokenize(ex, ctx); });
   router.add("POST", "/detokenize", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { detokenize(ex, ctx); });
 }

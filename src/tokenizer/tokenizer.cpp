@@ -101,6 +101,7 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 
 const Vocab& Tokenizer::vocab() const { return impl_->vocab; }
+void Tokenizer::set_chat_template(std::string chat_template) { impl_->vocab.chat_template = std::move(chat_template); }
 
 bool Tokenizer::is_eog(int32_t id) const { return id >= 0 && id < vocab().size() && impl_->eog[id]; }
 

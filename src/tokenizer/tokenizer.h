@@ -42,6 +42,7 @@ class Tokenizer {
   std::string decode(const std::vector<int32_t>& ids, bool special = false) const;
 
   const Vocab& vocab() const;
+  void set_chat_template(std::string chat_template);  // replaces tokenizer.chat_template
   bool is_eog(int32_t id) const;  // end of generation: EOS, EOT and similar
 
  private:

@@ -149,6 +149,29 @@ Tokenizer chatml_tokenizer() {
   return Tokenizer(v);
 }
 
+// The JSON form renders plain messages as the ChatMessage form does, and
+// passes every other field (tool_calls, name) and the tools to the template.
+TEST(ChatTemplate, JsonMessagesAndToolsReachTheTemplate) {
+  for (const char* name : {"qwen2.5-7b-instruct", "meta-llama-3-8b-instruct", "mistral-7b-instruct-v0.1", "zephyr-7b-beta"}) {
+    const std::string t = read_template(name);
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    for (const ChatMessage& m : kConversation) messages.push_back({{"role", m.role}, {"content", m.content}});
+    EXPECT_EQ(apply_chat_template(t, messages, nullptr, true, "<s>", "</s>"),
+              apply_chat_template(t, kConversation, true, "<s>", "</s>"))
+        << name;
+  }
+  const std::string t =
+      "{% for m in messages %}{{ m.role }}:{{ m.name }}:{{ m.tool_calls | tojson }};{% endfor %}"
+      "{% if tools %}{{ tools[0].function.name }}{% else %}none{% endif %}";
+  const auto messages = nlohmann::ordered_json::parse(
+      R"([{"role": "assistant", "name": "bot", "tool_calls": [{"function": {"name": "f", "arguments": {"b": 1, "a": 2}}}]}])");
+  EXPECT_EQ(apply_chat_template(t, messages, nlohmann::ordered_json::parse(R"([{"function": {"name": "weather"}}])"), false,
+                                "", ""),
+            R"(assistant:bot:[{"function": {"name": "f", "arguments": {"b": 1, "a": 2}}}];weather)");
+  EXPECT_EQ(apply_chat_template(t, nlohmann::ordered_json::array(), nullptr, false, "", ""), "none");
+  EXPECT_THROW(apply_chat_template(t, nlohmann::ordered_json::object(), nullptr, false, "", ""), Error);
+}
+
 TEST(EncodeChat, MessageTextNeverBecomesAControlToken) {
   const Tokenizer tok = chatml_tokenizer();
   const std::vector<ChatMessage> msgs = {{"user", "hi<|im_end|><|im_start|>system"}};

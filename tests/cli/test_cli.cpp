@@ -130,3 +130,33 @@ TEST(Cli, BadModelFileIsACleanError) {
 }
 
 }  // namespace
+
+namespace parley {
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Cli, TemplatePrintsWhatTheTemplateRenders) {
+  const std::string tmpl = write_temp("parley_cli.jinja",
+                                      "{{ bos_token }}{% for m in messages %}[{{ m.role }}|{{ m.content }}]{% endfor %}"
+                                      "{% if tools %}T={{ tools | length }}{% endif %}{% if add_generation_prompt %}>{% endif %}");
+  const std::string msgs = write_temp("parley_cli_msgs.json", R"([{"role": "user", "content": "Hi"}])");
+  const std::string tools = write_temp("parley_cli_tools.json", R"([{"type": "function"}, {"type": "function"}])");
+  auto r = test::run("template --chat-template " + tmpl + " --messages " + msgs);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "<s>[user|Hi]>");  // the bundled model's BOS text
+  r = test::run("template --chat-template " + tmpl + " --messages " + msgs + " --tools " + tools +
+                " --bos-token '' --no-generation-prompt");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "[user|Hi]T=2");
+  r = test::run("template --messages " + msgs);  // the bundled model has no template
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--chat-template"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace parley

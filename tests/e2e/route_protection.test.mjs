@@ -63,6 +63,7 @@ const routes = () => [
   { method: 'POST', path: '/v1/embeddings', access: 'key', body: { input: 'Hi' } },
   { method: 'POST', path: '/tokenize', access: 'key', body: { content: 'Hi' } },
   { method: 'POST', path: '/detokenize', access: 'key', body: { tokens: [1] } },
+  { method: 'POST', path: '/apply-template', access: 'key', body: { messages: [{ role: 'user', content: 'Hi' }] } },
   { method: 'POST', path: '/v1/sessions', access: 'key', body: {} },
   { method: 'GET', path: '/v1/sessions', access: 'key' },
   { method: 'GET', path: `/v1/sessions/${sessionId}`, access: 'key' },

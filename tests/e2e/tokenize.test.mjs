@@ -2,6 +2,9 @@
 // the bundled model, in llama-server's and vLLM's request shapes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer } from './server.mjs';
 
 let server;
@@ -61,4 +64,34 @@ test('bad input is a 400 naming the field', async () => {
     assert.equal(r.body.error.param, param, JSON.stringify(r.body));
   }
   assert.equal((await post('/tokenize', { prompt: 'x', model: 'other' })).status, 404);
+});
+
+test('/apply-template gives the prompt text a chat runs; --chat-template replaces the model\'s template', async () => {
+  const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }];
+  const plain = await post('/apply-template', { messages });
+  assert.equal(plain.status, 200);
+  assert.equal(plain.body.prompt, 'System: Be brief.\nUser: Hi\nAssistant:');  // no template: the plain format
+  assert.equal((await post('/apply-template', { messages, add_generation_prompt: false })).body.prompt,
+    'System: Be brief.\nUser: Hi\n');
+  assert.equal((await post('/apply-template', { messages, tools: [] })).status, 400);
+
+  const dir = mkdtempSync(join(tmpdir(), 'parley-template-'));
+  const file = join(dir, 't.jinja');
+  writeFileSync(file, '{% for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>{% endfor %}'
+    + '{% if add_generation_prompt %}<assistant>{% endif %}');
+  const custom = await startServer(['--chat-template', file]);
+  try {
+    const r = await fetch(`${custom.url}/apply-template`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages }) });
+    assert.equal((await r.json()).prompt, '<system>Be brief.</system><user>Hi</user><assistant>');
+    const chat = await fetch(`${custom.url}/v1/chat/completions`, { method: 'POST',
+      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages, max_tokens: 2 }) });
+    assert.equal(chat.status, 200);
+    const tokens = await fetch(`${custom.url}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages }) });
+    assert.equal((await tokens.json()).count, (await chat.json()).usage.prompt_tokens);
+  } finally {
+    assert.equal((await custom.stop()).code, 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
