@@ -1,14 +1,11 @@
 #include "serve/anthropic_messages.h"
 
 #include "serve/openai_format.h"
+#include "serve/request_fields.h"
 #include "serve/sse.h"
 
 namespace parley::serve {
 namespace {
-
-const std::initializer_list<std::string_view> kAnthropicFields = {"model",       "messages", "system", "max_tokens",
-                                                                  "temperature", "top_p",    "top_k",  "stop_sequences",
-                                                                  "stream",      "metadata"};
 
 chat::ChatMessage parse_anthropic_message(const json& m, size_t i) {
   const std::string param = "messages[" + std::to_string(i) + "]";
@@ -79,7 +76,7 @@ std::string anthropic_event(const char* name, json data) {
 }  // namespace
 
 AnthropicRequest parse_anthropic_request(const json& body, const ParamLimits& limits) {
-  refuse_other_fields(body, kAnthropicFields);
+  check_fields(body, RouteFields::Messages);
   AnthropicRequest r;
   if (const json* system = get_field(body, "system"))
     r.messages.push_back({"system", content_text(*system, "system", {"text"})});

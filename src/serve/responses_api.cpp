@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "serve/openai_format.h"
+#include "serve/request_fields.h"
 #include "serve/sse.h"
 #include "state/session.h"
 
@@ -116,8 +117,7 @@ int64_t now_s() {
 }  // namespace
 
 ResponsesRequest parse_responses_request(const json& body, const ParamLimits& limits) {
-  refuse_other_fields(body, {"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream",
-                             "store", "previous_response_id", "metadata", "text", "truncation"});
+  check_fields(body, RouteFields::Responses);
   ResponsesRequest r;
   r.previous_response_id = get_string(body, "previous_response_id").value_or("");
   r.input = parse_input(body, !r.previous_response_id.empty());

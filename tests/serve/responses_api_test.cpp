@@ -72,6 +72,7 @@ TEST(ResponsesRequest, RefusesWhatItCannotHonourNamingTheField) {
   EXPECT_EQ(refused_response(no_input), "input");
   EXPECT_EQ(refused_response(response_body({{"input", json::array()}})), "input");
   EXPECT_EQ(refused_response(response_body({{"input", 5}})), "input");
+  EXPECT_EQ(refused_response(response_body({{"tools", json::array()}, {"tool_choice", "none"}})), "");  // ask for nothing
   for (const char* field : {"tools", "tool_choice", "reasoning", "include", "background", "prompt", "max_tokens", "n"})
     EXPECT_EQ(refused_response(response_body({{field, json::array({1})}})), field);
   EXPECT_EQ(refused_response(response_body({{"text", {{"format", {{"type", "json_schema"}}}}}})), "text.format");
