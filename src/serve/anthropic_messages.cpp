@@ -7,20 +7,7 @@
 namespace parley::serve {
 namespace {
 
-chat::ChatMessage parse_anthropic_message(const json& m, size_t i) {
-  const std::string param = "messages[" + std::to_string(i) + "]";
-  if (!m.is_object()) throw invalid_request("'" + param + "' must be an object", param, "invalid_type");
-  refuse_other_fields(m, {"role", "content"}, param + ".");
-  const json* role = get_field(m, "role");
-  const std::string r = role && role->is_string() ? role->get<std::string>() : "";
-  if (r != "user" && r != "assistant" && r != "system")
-    throw invalid_request("'" + param + ".role' must be 'user', 'assistant' or 'system'", param + ".role",
-                          "invalid_value");
-  const json* content = get_field(m, "content");
-  if (!content)
-    throw invalid_request("'" + param + ".content' is required", param + ".content", "missing_required_parameter");
-  return {r, content_text(*content, param + ".content", {"text"})};
-}
+const MessageFormat kAnthropicMessage = {{"role", "content"}, {"user", "assistant", "system"}, {"text"}};
 
 // A last assistant message asks Anthropic's API to continue it (prefill);
 // the chat template would close it as a turn of its own instead.
@@ -84,7 +71,8 @@ AnthropicRequest parse_anthropic_request(const json& body, const ParamLimits& li
   if (!messages) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
   if (!messages->is_array() || messages->empty())
     throw invalid_request("'messages' must be a non-empty array", "messages", "invalid_type");
-  for (size_t i = 0; i < messages->size(); ++i) r.messages.push_back(parse_anthropic_message((*messages)[i], i));
+  for (size_t i = 0; i < messages->size(); ++i)
+    r.messages.push_back(strict_message((*messages)[i], "messages[" + std::to_string(i) + "]", kAnthropicMessage));
   check_anthropic_last_is_user(r.messages);
   if (!get_field(body, "max_tokens"))
     throw invalid_request("'max_tokens' is required", "max_tokens", "missing_required_parameter");

@@ -76,7 +76,7 @@ std::optional<bool> get_bool(const json& obj, const char* name) {
   return f->get<bool>();
 }
 
-void refuse_other_fields(const json& obj, std::initializer_list<std::string_view> accepted, const std::string& prefix) {
+void refuse_other_fields(const json& obj, const std::vector<std::string_view>& accepted, const std::string& prefix) {
   for (const auto& [name, value] : obj.items()) {
     if (value.is_null() || std::find(accepted.begin(), accepted.end(), name) != accepted.end()) continue;
     throw invalid_request("'" + prefix + name + "' is not supported by this server", prefix + name,

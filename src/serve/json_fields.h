@@ -3,11 +3,11 @@
 // gives nullopt; a field of the wrong type or out of range throws a 400
 // ApiError naming it.
 #include <cstdint>
-#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "serve/http_message.h"
 
@@ -34,7 +34,6 @@ std::optional<std::string> get_string(const json& obj, const char* name);
 // For APIs that take no field they cannot honour: a 400 naming the first
 // field of `obj` that is not in `accepted` and not null, as `prefix` + its
 // name (prefix "metadata." gives "metadata.tags").
-void refuse_other_fields(const json& obj, std::initializer_list<std::string_view> accepted,
-                         const std::string& prefix = "");
+void refuse_other_fields(const json& obj, const std::vector<std::string_view>& accepted, const std::string& prefix = "");
 
 }  // namespace parley::serve

@@ -65,8 +65,25 @@ std::vector<chat::ChatMessage> parse_messages(const json& body) {
   return out;
 }
 
-std::string content_text(const json& content, const std::string& param, std::initializer_list<std::string_view> types,
-                         std::initializer_list<std::string_view> keys) {
+chat::ChatMessage strict_message(const json& m, const std::string& param, const MessageFormat& format) {
+  if (!m.is_object()) throw invalid_request("'" + param + "' must be a message object", param, "invalid_type");
+  refuse_other_fields(m, format.fields, param + ".");
+  const json* role = get_field(m, "role");
+  std::string r = role && role->is_string() ? role->get<std::string>() : "";
+  if (std::find(format.roles.begin(), format.roles.end(), r) == format.roles.end()) {
+    std::string allowed;
+    for (std::string_view name : format.roles) allowed += (allowed.empty() ? "'" : ", '") + std::string(name) + "'";
+    throw invalid_request("'" + param + ".role' must be one of " + allowed, param + ".role", "invalid_value");
+  }
+  if (r == "developer") r = "system";
+  const json* content = get_field(m, "content");
+  if (!content)
+    throw invalid_request("'" + param + ".content' is required", param + ".content", "missing_required_parameter");
+  return {r, content_text(*content, param + ".content", format.part_types, format.part_fields)};
+}
+
+std::string content_text(const json& content, const std::string& param, const std::vector<std::string_view>& types,
+                         const std::vector<std::string_view>& keys) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array())
     throw invalid_request("'" + param + "' must be a string or an array of text blocks", param, "invalid_type");

@@ -12,24 +12,18 @@ namespace {
 
 constexpr size_t kMaxMetadataKeys = 16, kMaxMetadataKey = 64, kMaxMetadataValue = 512;
 
+// An input item: a message, which may be an earlier response's output item sent back.
+const MessageFormat kInputMessage = {{"type", "role", "content", "id", "status"},
+                                     {"user", "assistant", "system", "developer"},
+                                     {"input_text", "output_text"},
+                                     {"type", "text", "annotations", "logprobs"}};
+
 chat::ChatMessage parse_input_item(const json& item, size_t i) {
   const std::string param = "input[" + std::to_string(i) + "]";
-  if (!item.is_object()) throw invalid_request("'" + param + "' must be a message object", param, "invalid_type");
-  if (const auto type = get_string(item, "type"); type && *type != "message")
+  if (const auto type = item.is_object() ? get_string(item, "type") : std::nullopt; type && *type != "message")
     throw invalid_request("'" + param + ".type' '" + *type + "' is not supported by this server (only messages)",
                           param + ".type", "unsupported_parameter");
-  refuse_other_fields(item, {"type", "role", "content", "id", "status"}, param + ".");
-  const json* role = get_field(item, "role");
-  std::string r = role && role->is_string() ? role->get<std::string>() : "";
-  if (r == "developer") r = "system";
-  if (r != "user" && r != "assistant" && r != "system")
-    throw invalid_request("'" + param + ".role' must be 'user', 'assistant', 'system' or 'developer'", param + ".role",
-                          "invalid_value");
-  const json* content = get_field(item, "content");
-  if (!content)
-    throw invalid_request("'" + param + ".content' is required", param + ".content", "missing_required_parameter");
-  return {r, content_text(*content, param + ".content", {"input_text", "output_text"},
-                          {"type", "text", "annotations", "logprobs"})};
+  return strict_message(item, param, kInputMessage);
 }
 
 std::vector<chat::ChatMessage> parse_input(const json& body, bool continues) {

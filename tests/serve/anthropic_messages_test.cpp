@@ -9,8 +9,6 @@
 namespace parley::serve {
 namespace {
 
-using test::finished_choice;
-using test::named_events;
 // The param a 400 names, "" when the body is accepted.
 const auto refused_message = [](const json& body) { return test::refused_param(parse_anthropic_request, body); };
 
@@ -96,7 +94,7 @@ TEST(AnthropicRequest, RefusesWhatItCannotHonourNamingTheField) {
 TEST(AnthropicMessage, ShapeAndStopReasons) {
   const AnthropicMeta meta = anthropic_meta("stories260K", 12);
   EXPECT_EQ(meta.id.rfind("msg_", 0), 0u);
-  const json m = anthropic_message(meta, finished_choice("Once upon", FinishReason::Stop));
+  const json m = anthropic_message(meta, test::finished_choice("Once upon", FinishReason::Stop));
   EXPECT_EQ(m["id"], meta.id);
   EXPECT_EQ(m["type"], "message");
   EXPECT_EQ(m["role"], "assistant");
@@ -105,17 +103,17 @@ TEST(AnthropicMessage, ShapeAndStopReasons) {
   EXPECT_EQ(m["stop_reason"], "end_turn");
   EXPECT_TRUE(m["stop_sequence"].is_null());
   EXPECT_EQ(m["usage"], json::parse(R"({"input_tokens": 12, "output_tokens": 5})"));
-  const json stopped = anthropic_message(meta, finished_choice("Once", FinishReason::Stop, "upon"));
+  const json stopped = anthropic_message(meta, test::finished_choice("Once", FinishReason::Stop, "upon"));
   EXPECT_EQ(stopped["stop_reason"], "stop_sequence");
   EXPECT_EQ(stopped["stop_sequence"], "upon");
-  EXPECT_EQ(anthropic_message(meta, finished_choice("Once", FinishReason::Length))["stop_reason"], "max_tokens");
+  EXPECT_EQ(anthropic_message(meta, test::finished_choice("Once", FinishReason::Length))["stop_reason"], "max_tokens");
 }
 
 TEST(AnthropicMessage, StreamEventsInAnthropicsOrder) {
   const AnthropicMeta meta = anthropic_meta("stories260K", 12);
   const std::string sse = anthropic_stream_start(meta) + anthropic_text_delta("Once") + anthropic_text_delta(" upon") +
-                          anthropic_stream_end(finished_choice("Once upon", FinishReason::Stop, "a time"));
-  const auto events = named_events(sse);
+                          anthropic_stream_end(test::finished_choice("Once upon", FinishReason::Stop, "a time"));
+  const auto events = test::named_events(sse);
   std::vector<std::string> names;
   for (const auto& [name, data] : events) {
     names.push_back(name);
@@ -150,7 +148,7 @@ TEST(AnthropicError, TypeFollowsTheStatus) {
     EXPECT_EQ(body["error"]["type"], type) << status;
     EXPECT_EQ(body["error"]["message"], "what happened");
   }
-  const auto events = named_events(anthropic_stream_error(server_error("Generation failed")));
+  const auto events = test::named_events(anthropic_stream_error(server_error("Generation failed")));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].first, "error");
   EXPECT_EQ(events[0].second["error"]["type"], "api_error");

@@ -10,8 +10,6 @@
 namespace parley::serve {
 namespace {
 
-using test::finished_choice;
-using test::named_events;
 // The param a 400 names, "" when the body is accepted.
 const auto refused_response = [](const json& body) { return test::refused_param(parse_responses_request, body); };
 
@@ -72,7 +70,8 @@ TEST(ResponsesRequest, RefusesWhatItCannotHonourNamingTheField) {
   EXPECT_EQ(refused_response(no_input), "input");
   EXPECT_EQ(refused_response(response_body({{"input", json::array()}})), "input");
   EXPECT_EQ(refused_response(response_body({{"input", 5}})), "input");
-  EXPECT_EQ(refused_response(response_body({{"tools", json::array()}, {"tool_choice", "none"}})), "");  // ask for nothing
+  EXPECT_EQ(refused_response(response_body({{"tools", json::array()}, {"tool_choice", "none"}})),
+            "");  // ask for nothing
   for (const char* field : {"tools", "tool_choice", "reasoning", "include", "background", "prompt", "max_tokens", "n"})
     EXPECT_EQ(refused_response(response_body({{field, json::array({1})}})), field);
   EXPECT_EQ(refused_response(response_body({{"text", {{"format", {{"type", "json_schema"}}}}}})), "text.format");
@@ -112,7 +111,7 @@ TEST(ResponseObject, InProgressCompletedAndIncomplete) {
   EXPECT_EQ(pending["status"], "in_progress");
   EXPECT_EQ(pending["output"], json::array());
   EXPECT_TRUE(pending["usage"].is_null());
-  const Choice complete = finished_choice("Once upon", FinishReason::Stop);
+  const Choice complete = test::finished_choice("Once upon", FinishReason::Stop);
   const json done = response_object(meta, &complete);
   EXPECT_EQ(done["id"], meta.id);
   EXPECT_EQ(done["status"], "completed");
@@ -134,12 +133,12 @@ TEST(ResponseObject, InProgressCompletedAndIncomplete) {
   EXPECT_EQ(item["content"], json::parse(R"([{"type": "output_text", "text": "Once upon", "annotations": []}])"));
   EXPECT_EQ(done["usage"], json::parse(R"({"input_tokens": 12, "input_tokens_details": {"cached_tokens": 4},
       "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 17})"));
-  const Choice length = finished_choice("Once", FinishReason::Length);
+  const Choice length = test::finished_choice("Once", FinishReason::Length);
   const json cut = response_object(meta, &length);
   EXPECT_EQ(cut["status"], "incomplete");
   EXPECT_EQ(cut["incomplete_details"]["reason"], "max_output_tokens");
   EXPECT_EQ(cut["output"][0]["status"], "incomplete");
-  Choice failed = finished_choice("", FinishReason::Error);
+  Choice failed = test::finished_choice("", FinishReason::Error);
   failed.error = "boom";
   const json bad = response_object(meta, &failed);
   EXPECT_EQ(bad["status"], "failed");
@@ -153,8 +152,8 @@ TEST(ResponseObject, StreamEventsInOrderWithSequenceNumbers) {
   std::string sse = stream.start();
   sse += stream.text_delta("Once");
   sse += stream.text_delta(" upon");
-  sse += stream.end(finished_choice("Once upon", FinishReason::Stop));
-  const auto events = named_events(sse);
+  sse += stream.end(test::finished_choice("Once upon", FinishReason::Stop));
+  const auto events = test::named_events(sse);
   std::vector<std::string> names;
   for (size_t i = 0; i < events.size(); ++i) {
     names.push_back(events[i].first);
@@ -176,13 +175,13 @@ TEST(ResponseObject, StreamEventsInOrderWithSequenceNumbers) {
   EXPECT_EQ(events[9].second["response"]["output"][0]["content"][0]["text"], "Once upon");
   ResponsesStream cut(meta);
   std::string cut_sse = cut.start();
-  cut_sse += cut.end(finished_choice("Once", FinishReason::Length));
-  const auto cut_events = named_events(cut_sse);
+  cut_sse += cut.end(test::finished_choice("Once", FinishReason::Length));
+  const auto cut_events = test::named_events(cut_sse);
   EXPECT_EQ(cut_events.back().first, "response.incomplete");
   ResponsesStream failing(meta);
   std::string failed_sse = failing.start();
-  failed_sse += failing.end(finished_choice("", FinishReason::Error));
-  const auto failed_events = named_events(failed_sse);
+  failed_sse += failing.end(test::finished_choice("", FinishReason::Error));
+  const auto failed_events = test::named_events(failed_sse);
   EXPECT_EQ(failed_events.back().first, "response.failed");
   EXPECT_EQ(failed_events.size(), 5u);
 }
