@@ -142,7 +142,8 @@ void run_serve(ServeArgs& a) {
 // Protection and operations (docs/operations.md, docs/security.md).
 void add_ops_options(CLI::App& cmd, serve::OpsOptions& o) {
   serve::OpsSettings& s = o.settings;
-  cmd.add_option("--api-key", o.api_keys, "API key clients must send as 'Authorization: Bearer KEY' (repeatable)");
+  cmd.add_option("--api-key", o.api_keys,
+                 "API key clients must send as 'Authorization: Bearer KEY' or 'x-api-key: KEY' (repeatable)");
   cmd.add_option("--admin-key", o.admin_keys, "key for the admin routes (/admin/...), valid for the API too (repeatable)");
   cmd.add_option("--api-keys-file", o.api_keys_file, "JSON file of keys: [{\"name\", \"key\", \"rps\", \"tpm\", \"admin\"}]");
   cmd.add_option("--rate-limit-rps", o.rate.rps, "requests per second per key (per client IP without keys); 0 = off")->capture_default_str();

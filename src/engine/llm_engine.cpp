@@ -306,6 +306,7 @@ void LlmEngine::Impl::finish(Sequence& seq, FinishReason why, const std::string&
   e.final = true;
   e.finish = why;
   e.error = error;
+  e.stop_string = seq.stops.matched();
   if (!seq.stops.stopped() && why != FinishReason::Cancelled && why != FinishReason::Error)
     e.text = seq.stops.push(seq.detok.flush()) + seq.stops.flush();
   e.prompt_tokens = seq.prompt_len;

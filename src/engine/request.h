@@ -73,6 +73,7 @@ struct Event {
   bool final = false;
   FinishReason finish = FinishReason::None;  // set in the final event
   std::string error;           // FinishReason::Error: what was wrong
+  std::string stop_string;     // FinishReason::Stop by a stop string: which one
   // Usage, in the final event: prompt tokens, generated tokens, and prompt
   // tokens whose K/V came from the prefix cache.
   int32_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;

@@ -41,6 +41,7 @@ std::string StopStringMatcher::push(std::string_view text) {
   // the same byte), as if the text arrived byte by byte: the result does not
   // depend on how the text was split into pushes.
   size_t match_begin = std::string::npos, match_end = std::string::npos;
+  const std::string* match = nullptr;
   for (const auto& stop : stops_) {
     const size_t pos = held_.find(stop);
     if (pos == std::string::npos) continue;
@@ -48,10 +49,12 @@ std::string StopStringMatcher::push(std::string_view text) {
     if (end < match_end || (end == match_end && pos < match_begin)) {
       match_begin = pos;
       match_end = end;
+      match = &stop;
     }
   }
-  if (match_begin != std::string::npos) {
+  if (match) {
     stopped_ = true;
+    matched_ = *match;
     held_.resize(match_begin);
     return std::exchange(held_, {});
   }

@@ -25,10 +25,13 @@ class StopStringMatcher {
   std::string push(std::string_view text);
   std::string flush();  // end of generation without a stop: release what is held
   bool stopped() const { return stopped_; }
+  // The stop string that was found ("" until stopped()).
+  const std::string& matched() const { return matched_; }
 
  private:
   std::vector<std::string> stops_;
   std::string held_;
+  std::string matched_;
   bool stopped_ = false;
 };
 

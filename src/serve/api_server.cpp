@@ -44,6 +44,8 @@ ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
   http_.set_observer(access_log(ctx_));
   http_.set_upgrade_gate(websocket_gate(ctx_));
   add_openai_routes(router_, ctx_);
+  add_anthropic_routes(router_, ctx_);
+  add_responses_routes(router_, ctx_);
   add_batch_route(router_, ctx_);
   add_embeddings_route(router_, ctx_);
   add_tokenize_routes(router_, ctx_);

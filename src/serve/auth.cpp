@@ -84,15 +84,16 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 }
 
 std::string presented_key(const HttpRequest& request, bool query_allowed) {
+  const auto trimmed = [](std::string_view v) {
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+    return std::string(v);
+  };
   if (const std::string* auth = request.header("authorization")) {
     std::string_view v = *auth;
-    if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer ")) {
-      v.remove_prefix(7);
-      while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
-      while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
-      return std::string(v);
-    }
+    if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer ")) return trimmed(v.substr(7));
   }
+  if (const std::string* key = request.header("x-api-key")) return trimmed(*key);
   if (query_allowed) return request.query_param("api_key");
   return "";
 }

@@ -1,6 +1,7 @@
 #pragma once
-// API keys (docs/security.md): `Authorization: Bearer <key>` (or, for
-// WebSocket upgrades from browsers, which cannot set headers, `?api_key=`).
+// API keys (docs/security.md): `Authorization: Bearer <key>`, or `x-api-key:
+// <key>` as Anthropic's clients send it (or, for WebSocket upgrades from
+// browsers, which cannot set headers, `?api_key=`).
 // Keys are compared in constant time and never logged; routes see the key's
 // name (Exchange::api_key_name), which rate limits and logs use instead.
 // Admin keys open the admin routes as well as the API; plain keys only the API.
@@ -48,8 +49,9 @@ class KeyStore {
 
 // Equal strings, in time that depends on the lengths only.
 bool constant_time_equal(std::string_view a, std::string_view b);
-// The key the request presents ("" when none): the bearer token, else, where
-// `query_allowed` (WebSocket upgrades), the `api_key` query parameter.
+// The key the request presents ("" when none): the bearer token, else the
+// `x-api-key` header, else, where `query_allowed` (WebSocket upgrades), the
+// `api_key` query parameter.
 std::string presented_key(const HttpRequest& request, bool query_allowed);
 
 }  // namespace parley::serve

@@ -10,8 +10,11 @@ namespace {
 using nlohmann::json;
 
 json event_json(const Event& e) {
-  if (e.final)
-    return {{"f", int(e.finish)}, {"p", e.prompt_tokens}, {"c", e.completion_tokens}, {"h", e.cached_tokens}};
+  if (e.final) {
+    json end = {{"f", int(e.finish)}, {"p", e.prompt_tokens}, {"c", e.completion_tokens}, {"h", e.cached_tokens}};
+    if (!e.stop_string.empty()) end["s"] = e.stop_string;
+    return end;
+  }
   json top = json::array();
   for (const TokenLogprob& t : e.top_logprobs) top.push_back({t.token, t.logprob});
   return {{"t", e.token}, {"x", e.text}, {"l", e.logprob}, {"k", std::move(top)}};
@@ -25,6 +28,7 @@ Event event_from_json(const json& j) {
     e.prompt_tokens = j.at("p").get<int32_t>();
     e.completion_tokens = j.at("c").get<int32_t>();
     e.cached_tokens = j.at("h").get<int32_t>();
+    e.stop_string = j.value("s", "");
     return e;
   }
   e.token = j.at("t").get<int32_t>();

@@ -14,6 +14,7 @@ void Choice::add(const Event& e, bool keep_logprobs) {
     finished = true;
     finish = e.finish;
     error = e.error;
+    stop_string = e.stop_string;
     prompt_tokens = e.prompt_tokens;
     completion_tokens = e.completion_tokens;
     cached_tokens = e.cached_tokens;

@@ -16,6 +16,7 @@ struct Choice {
   bool finished = false;
   FinishReason finish = FinishReason::None;
   std::string error;
+  std::string stop_string;  // the stop string that ended it, if one did
   int32_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
 
   // Folds an engine event in.

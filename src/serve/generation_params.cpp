@@ -12,16 +12,17 @@ namespace {
 
 constexpr size_t kMaxStops = 16;
 
-std::vector<std::string> parse_stop(const json& body) {
-  const json* f = get_field(body, "stop");
+std::vector<std::string> parse_stop(const json& body, const std::string& name) {
+  const json* f = get_field(body, name.c_str());
   if (!f) return {};
   if (f->is_string()) return f->get<std::string>().empty() ? std::vector<std::string>{} : std::vector{f->get<std::string>()};
   if (!f->is_array() || f->size() > kMaxStops)
-    throw invalid_request("'stop' must be a string or an array of at most " + std::to_string(kMaxStops) + " strings",
-                          "stop", "invalid_type");
+    throw invalid_request("'" + name + "' must be a string or an array of at most " + std::to_string(kMaxStops) +
+                              " strings",
+                          name, "invalid_type");
   std::vector<std::string> out;
   for (const json& s : *f) {
-    if (!s.is_string()) throw invalid_request("'stop' entries must be strings", "stop", "invalid_type");
+    if (!s.is_string()) throw invalid_request("'" + name + "' entries must be strings", name, "invalid_type");
     if (!s.get<std::string>().empty()) out.push_back(s.get<std::string>());
   }
   return out;
@@ -62,9 +63,9 @@ uint64_t random_seed() {
   return rng();
 }
 
-void parse_sampling(const json& body, const ParamLimits& limits, GenerationParams& p) {
+void parse_sampling(const json& body, const ParamLimits& limits, double max_temperature, GenerationParams& p) {
   SamplingParams& s = p.sampling;
-  s.temperature = float(get_number(body, "temperature", {0, 2}).value_or(1.0));
+  s.temperature = float(get_number(body, "temperature", {0, max_temperature}).value_or(1.0));
   s.top_p = float(get_number(body, "top_p", {0, 1, true}).value_or(1.0));
   s.top_k = int32_t(get_integer(body, "top_k", 0, limits.vocab_size).value_or(0));
   s.min_p = float(get_number(body, "min_p", {0, 1}).value_or(0.0));
@@ -89,16 +90,17 @@ int32_t parse_priority(const json& body, const ParamLimits& limits) {
   return int32_t(*p);
 }
 
-GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style) {
+GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style,
+                                         const ParamNames& names) {
   GenerationParams p;
-  parse_sampling(body, limits, p);
+  parse_sampling(body, limits, names.max_temperature, p);
   p.kv_retention = parse_kv_retention(body, limits.context_length);
   const bool bounded = p.kv_retention ? p.kv_retention->policy != KvPolicy::Full : limits.default_retains;
   const int64_t most_tokens = bounded ? kMaxTokensPastContext : limits.context_length;
   const auto max_completion = get_integer(body, "max_completion_tokens", 1, most_tokens);
-  const auto max_tokens = get_integer(body, "max_tokens", 1, most_tokens);
+  const auto max_tokens = get_integer(body, names.max_tokens, 1, most_tokens);
   p.max_tokens = int32_t(max_completion ? *max_completion : max_tokens.value_or(0));
-  p.stop = parse_stop(body);
+  p.stop = parse_stop(body, names.stop);
   p.ignore_eos = get_bool(body, "ignore_eos").value_or(false);
   p.n = int32_t(get_integer(body, "n", 1, limits.max_n).value_or(1));
   p.top_logprobs = parse_logprobs(body, style);

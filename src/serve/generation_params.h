@@ -43,7 +43,18 @@ struct ParamLimits {
 // Chat takes `logprobs: bool` + `top_logprobs: N`; completions `logprobs: N`.
 enum class LogprobsStyle { Chat, Completions };
 
-GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style);
+// Where another API's fields differ from OpenAI's chat: Anthropic's Messages
+// names the stop strings `stop_sequences` and bounds `temperature` by 1;
+// OpenAI's Responses names the answer's length `max_output_tokens`. (Such
+// APIs refuse the fields they do not take before their body comes here.)
+struct ParamNames {
+  const char* max_tokens = "max_tokens";
+  const char* stop = "stop";
+  double max_temperature = 2;
+};
+
+GenerationParams parse_generation_params(const json& body, const ParamLimits& limits, LogprobsStyle style,
+                                         const ParamNames& names = {});
 // "priority": lower runs first (vLLM). With API keys, a request may defer
 // itself but not run ahead of its key's priority (ParamLimits::default_priority).
 int32_t parse_priority(const json& body, const ParamLimits& limits);

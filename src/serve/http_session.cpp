@@ -64,9 +64,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void read_body();
   void on_body(beast::error_code ec);
   void handle(http::request<http::string_body> req);
-  void refuse(const ApiError& error);  // answer, then close
+  void refuse(HttpResponse response);  // answer, then close
   void refuse_http(int status, const std::string& message) {
-    refuse(ApiError(status, message, "invalid_request_error", "", "invalid_http"));
+    refuse(error_response(ApiError(status, message, "invalid_request_error", "", "invalid_http")));
+  }
+  // A body over the limit, in the error shape of the route it was sent to.
+  void refuse_too_large() {
+    HttpRequest r;
+    r.target = std::string(parser_->get().target());
+    refuse(env_.router.render_error(r.path(), request_too_large(env_.options.max_body_bytes)));
   }
   void begin_exchange(const std::shared_ptr<HttpExchange>& exchange) {
     ++env_.state.busy;
@@ -247,7 +253,7 @@ void HttpSession::on_header(beast::error_code ec) {
     return linger_close();
   if (ec == http::error::header_limit) return refuse_http(431, "The request headers are too large");
   // A Content-Length over the limit fails here, before the body is sent.
-  if (ec == http::error::body_limit) return refuse(request_too_large(env_.options.max_body_bytes));
+  if (ec == http::error::body_limit) return refuse_too_large();
   if (ec) return refuse_http(400, "Malformed HTTP request: " + ec.message());
   if (!framing_is_plain(parser_->get()))
     return refuse_http(400, "Transfer-Encoding must be exactly 'chunked' (HTTP/1.1, without Content-Length)");
@@ -263,7 +269,7 @@ void HttpSession::read_body() {
 }
 
 void HttpSession::on_body(beast::error_code ec) {
-  if (ec == http::error::body_limit) return refuse(request_too_large(env_.options.max_body_bytes));
+  if (ec == http::error::body_limit) return refuse_too_large();
   if (ec == beast::error::timeout || ec == net::error::eof || ec == net::error::connection_reset ||
       ec == http::error::partial_message)
     return linger_close();
@@ -301,12 +307,12 @@ void HttpSession::handle(http::request<http::string_body> req) {
   env_.router.dispatch(exchange);
 }
 
-void HttpSession::refuse(const ApiError& error) {
+void HttpSession::refuse(HttpResponse response) {
   HttpRequest r;
   r.method = "?";
   auto exchange = std::make_shared<HttpExchange>(shared_from_this(), std::move(r), 11, false);
   begin_exchange(exchange);
-  exchange->respond(error_response(error));
+  exchange->respond(std::move(response));
 }
 
 // --- HttpSession: writing ---

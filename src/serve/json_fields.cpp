@@ -1,5 +1,6 @@
 #include "serve/json_fields.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "serve/api_error.h"
@@ -73,6 +74,14 @@ std::optional<bool> get_bool(const json& obj, const char* name) {
   if (!f) return std::nullopt;
   if (!f->is_boolean()) throw invalid_request(std::string("'") + name + "' must be a boolean", name, "invalid_type");
   return f->get<bool>();
+}
+
+void refuse_other_fields(const json& obj, const std::vector<std::string_view>& accepted, const std::string& prefix) {
+  for (const auto& [name, value] : obj.items()) {
+    if (value.is_null() || std::find(accepted.begin(), accepted.end(), name) != accepted.end()) continue;
+    throw invalid_request("'" + prefix + name + "' is not supported by this server", prefix + name,
+                          "unsupported_parameter");
+  }
 }
 
 std::optional<std::string> get_string(const json& obj, const char* name) {

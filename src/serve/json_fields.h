@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "serve/http_message.h"
 
@@ -28,5 +30,10 @@ std::optional<double> get_number(const json& obj, const char* name, Range range)
 std::optional<int64_t> get_integer(const json& obj, const char* name, int64_t lo, int64_t hi);
 std::optional<bool> get_bool(const json& obj, const char* name);
 std::optional<std::string> get_string(const json& obj, const char* name);
+
+// For APIs that take no field they cannot honour: a 400 naming the first
+// field of `obj` that is not in `accepted` and not null, as `prefix` + its
+// name (prefix "metadata." gives "metadata.tags").
+void refuse_other_fields(const json& obj, const std::vector<std::string_view>& accepted, const std::string& prefix = "");
 
 }  // namespace parley::serve

@@ -9,7 +9,8 @@ namespace {
 
 ApiError invalid_key(bool presented) {
   return ApiError(401,
-                  presented ? "Incorrect API key provided" : "No API key provided; send it as 'Authorization: Bearer <key>'",
+                  presented ? "Incorrect API key provided"
+                            : "No API key provided; send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'",
                   "invalid_request_error", "", "invalid_api_key");
 }
 

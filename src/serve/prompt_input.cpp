@@ -1,5 +1,7 @@
 #include "serve/prompt_input.h"
 
+#include <algorithm>
+
 #include "serve/api_error.h"
 #include "util/error.h"
 
@@ -31,10 +33,7 @@ chat::ChatMessage parse_message(const json& m, size_t i) {
   if (r != "system" && r != "user" && r != "assistant")
     throw invalid_request("'" + param + ".role' must be system, developer, user or assistant; got '" + r + "'",
                           param + ".role");
-  for (const auto& [name, value] : m.items())  // name, tool_calls, refusal, audio…: not for this server
-    if (name != "role" && name != "content" && !value.is_null())
-      throw invalid_request("'" + param + "." + name + "' is not supported by this server", param + "." + name,
-                            "unsupported_parameter");
+  refuse_other_fields(m, {"role", "content"}, param + ".");  // name, tool_calls, refusal, audio…: not for this server
   return {r, message_content(m.contains("content") ? m["content"] : json(nullptr), i)};
 }
 
@@ -64,6 +63,49 @@ std::vector<chat::ChatMessage> parse_messages(const json& body) {
   std::vector<chat::ChatMessage> out;
   for (size_t i = 0; i < f->size(); ++i) out.push_back(parse_message((*f)[i], i));
   return out;
+}
+
+chat::ChatMessage strict_message(const json& m, const std::string& param, const MessageFormat& format) {
+  if (!m.is_object()) throw invalid_request("'" + param + "' must be a message object", param, "invalid_type");
+  refuse_other_fields(m, format.fields, param + ".");
+  const json* role = get_field(m, "role");
+  std::string r = role && role->is_string() ? role->get<std::string>() : "";
+  if (std::find(format.roles.begin(), format.roles.end(), r) == format.roles.end()) {
+    std::string allowed;
+    for (std::string_view name : format.roles) allowed += (allowed.empty() ? "'" : ", '") + std::string(name) + "'";
+    throw invalid_request("'" + param + ".role' must be one of " + allowed, param + ".role", "invalid_value");
+  }
+  if (r == "developer") r = "system";
+  const json* content = get_field(m, "content");
+  if (!content)
+    throw invalid_request("'" + param + ".content' is required", param + ".content", "missing_required_parameter");
+  return {r, content_text(*content, param + ".content", format.part_types, format.part_fields)};
+}
+
+std::string content_text(const json& content, const std::string& param, const std::vector<std::string_view>& types,
+                         const std::vector<std::string_view>& keys) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array())
+    throw invalid_request("'" + param + "' must be a string or an array of text blocks", param, "invalid_type");
+  std::string text;
+  for (size_t j = 0; j < content.size(); ++j) {
+    const json& part = content[j];
+    const std::string at = param + "[" + std::to_string(j) + "]";
+    if (!part.is_object()) throw invalid_request("'" + at + "' must be an object", at, "invalid_type");
+    const json* type = get_field(part, "type");
+    if (!type || !type->is_string() || std::find(types.begin(), types.end(), type->get<std::string>()) == types.end()) {
+      std::string allowed;
+      for (std::string_view t : types) allowed += (allowed.empty() ? "'" : " or '") + std::string(t) + "'";
+      throw invalid_request("'" + at + ".type' must be " + allowed + " (text is all this server takes)" +
+                                (type && type->is_string() ? "; got '" + type->get<std::string>() + "'" : ""),
+                            at + ".type", "unsupported_content");
+    }
+    refuse_other_fields(part, keys, at + ".");
+    const json* t = get_field(part, "text");
+    if (!t || !t->is_string()) throw invalid_request("'" + at + ".text' must be a string", at + ".text", "invalid_type");
+    text += t->get<std::string>();
+  }
+  return text;
 }
 
 std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size, const std::string& field) {

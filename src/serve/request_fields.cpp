@@ -31,6 +31,14 @@ bool known(std::string_view name, RouteFields route) {
       return listed(kGeneration, name) || listed(kChat, name) || name == "prompt" || name == "id" || name == "cancel";
     case RouteFields::Embeddings:
       return listed({"model", "input", "encoding_format", "dimensions", "user", "priority", "timeout"}, name);
+    case RouteFields::Messages:
+      return listed({"model", "messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences",
+                     "stream", "metadata"},
+                    name);
+    case RouteFields::Responses:
+      return listed({"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store",
+                     "previous_response_id", "metadata", "text", "truncation"},
+                    name);
     case RouteFields::Session: return listed({"user", "system_prompt", "max_turns", "ttl_s"}, name);
     case RouteFields::TokenizeContent: return listed({"model", "content", "add_special", "parse_special", "with_pieces"}, name);
     case RouteFields::TokenizePrompt: return listed({"model", "prompt", "add_special_tokens", "return_token_strs"}, name);
@@ -59,7 +67,10 @@ bool asks_for_nothing(std::string_view name, const json& v) {
 constexpr std::string_view kUnsupported[] = {
     "tools", "tool_choice", "functions", "function_call", "parallel_tool_calls", "response_format", "modalities",
     "audio", "prediction", "reasoning_effort", "web_search_options", "service_tier", "store", "metadata",
-    "verbosity", "prompt_cache_key", "safety_identifier"};
+    "verbosity", "prompt_cache_key", "safety_identifier",
+    // Anthropic's Messages and OpenAI's Responses.
+    "thinking", "container", "mcp_servers", "reasoning", "include", "background", "conversation",
+    "max_tool_calls"};
 
 }  // namespace
 
@@ -67,8 +78,9 @@ void check_fields(const json& body, RouteFields route) {
   for (const auto& [name, value] : body.items()) {
     if (known(name, route)) continue;
     const bool openai = std::find(std::begin(kUnsupported), std::end(kUnsupported), name) != std::end(kUnsupported);
-    if (openai && (route == RouteFields::Chat || route == RouteFields::WebSocket) && asks_for_nothing(name, value))
-      continue;
+    const bool chat = route == RouteFields::Chat || route == RouteFields::WebSocket || route == RouteFields::Messages ||
+                      route == RouteFields::Responses;
+    if (openai && chat && asks_for_nothing(name, value)) continue;
     if (openai) throw invalid_request("'" + name + "' is not supported by this server", name, "unsupported_parameter");
     throw invalid_request("Unrecognized request argument supplied: " + name, name, "unknown_parameter");
   }

@@ -13,6 +13,8 @@ enum class RouteFields {
   Batch,        // POST /chat
   WebSocket,    // a /v1/ws request message: chat or completion fields, id
   Embeddings,   // POST /v1/embeddings
+  Messages,     // POST /v1/messages (Anthropic's Messages API)
+  Responses,    // POST /v1/responses (OpenAI's Responses API)
   Session,      // POST /v1/sessions
   TokenizeContent,   // POST /tokenize, llama-server's shape
   TokenizePrompt,    // POST /tokenize, vLLM's completion shape

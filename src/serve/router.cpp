@@ -31,8 +31,8 @@ bool is_param(std::string_view segment) {
 
 }  // namespace
 
-void Router::add(std::string method, std::string pattern, Access access, Handler handler) {
-  Route r{std::move(method), pattern, {}, access, std::move(handler)};
+void Router::add(std::string method, std::string pattern, Access access, Handler handler, ErrorRenderer errors) {
+  Route r{std::move(method), pattern, {}, access, std::move(handler), std::move(errors)};
   std::vector<std::string_view> segments;
   if (!split_path(pattern, segments)) throw std::invalid_argument("Router: '" + pattern + "' is not a canonical path");
   for (std::string_view s : segments) r.segments.emplace_back(s);
@@ -58,19 +58,22 @@ void Router::dispatch(const ExchangePtr& exchange) const {
   std::vector<std::string_view> path;
   const bool canonical = split_path(request.path(), path);
   std::string allowed;
+  const Route* first = nullptr;
   for (const Route& r : routes_) {
     PathParams params;
     if (!canonical || !match(r, path, params)) continue;
     if (r.method == method) return run(exchange, r, params);
     allowed += (allowed.empty() ? "" : ", ") + r.method + (r.method == "GET" ? ", HEAD" : "");
+    if (!first) first = &r;
   }
   if (allowed.empty()) {
     answer_error(exchange, not_found("Unknown route " + request.method + " " + std::string(request.path()) +
                                      (canonical ? "" : " (paths are matched exactly: no empty segment, trailing '/', '.' or '..')")));
     return;
   }
-  HttpResponse r = error_response(ApiError(405, "Method " + request.method + " not allowed; use " + allowed,
-                                           "invalid_request_error", "", "method_not_allowed"));
+  const ApiError error(405, "Method " + request.method + " not allowed; use " + allowed, "invalid_request_error", "",
+                       "method_not_allowed");
+  HttpResponse r = first->errors ? first->errors(error) : error_response(error);
   r.headers.emplace_back("Allow", allowed);
   exchange->respond(std::move(r));
 }
@@ -82,14 +85,29 @@ void Router::run(const ExchangePtr& exchange, const Route& route, const PathPara
       if (!m(exchange, route.access)) return;
     route.handler(exchange, params);
   } catch (const ApiError& e) {
-    answer_error(exchange, e);
+    answer_error(exchange, e, route.errors);
   } catch (const std::exception& e) {
-    answer_error(exchange, server_error(std::string("Internal error: ") + e.what()));
+    answer_error(exchange, server_error(std::string("Internal error: ") + e.what()), route.errors);
   }
 }
 
-void answer_error(const ExchangePtr& exchange, const ApiError& error) {
-  if (!exchange->answered()) exchange->respond(error_response(error));
+const Router::Route* Router::route_at(std::string_view path) const {
+  std::vector<std::string_view> segments;
+  if (!split_path(path, segments)) return nullptr;
+  for (const Route& r : routes_) {
+    PathParams params;
+    if (match(r, segments, params)) return &r;
+  }
+  return nullptr;
+}
+
+HttpResponse Router::render_error(std::string_view path, const ApiError& error) const {
+  const Route* r = route_at(path);
+  return r && r->errors ? r->errors(error) : error_response(error);
+}
+
+void answer_error(const ExchangePtr& exchange, const ApiError& error, const ErrorRenderer& render) {
+  if (!exchange->answered()) exchange->respond(render ? render(error) : error_response(error));
   else exchange->end_stream();
 }
 

@@ -30,9 +30,11 @@ void check_redis(state::RedisPool& pool, const StateBackendOptions& o, state::Fa
 
 StateBackends::StateBackends(const StateBackendOptions& o) {
   auto local_sessions = state::make_local_session_store(o.state_db);
+  auto local_responses = state::make_local_session_store(o.state_db, "response");
   auto local_cache = o.response_cache_bytes > 0 ? state::make_local_response_cache(o.response_cache_bytes) : nullptr;
   if (o.redis_url.empty()) {
     sessions_ = std::move(local_sessions);
+    responses_ = std::move(local_responses);
     cache_ = std::move(local_cache);
   } else {
     pool_ = std::make_shared<state::RedisPool>(state::parse_redis_url(o.redis_url));
@@ -40,6 +42,8 @@ StateBackends::StateBackends(const StateBackendOptions& o) {
     check_redis(*pool_, o, *failover_);
     sessions_ = state::make_failover_session_store(state::make_redis_session_store(pool_), std::move(local_sessions),
                                                    failover_);
+    responses_ = state::make_failover_session_store(state::make_redis_session_store(pool_, "response"),
+                                                    std::move(local_responses), failover_, "stored responses");
     if (local_cache)
       cache_ = state::make_failover_response_cache(state::make_redis_response_cache(pool_), std::move(local_cache),
                                                    failover_);
@@ -53,6 +57,7 @@ StateBackends::~StateBackends() = default;
 void StateBackends::attach(StateServices& services) const {
   services.sessions = sessions_.get();
   services.turn_leases = turn_leases_.get();
+  services.responses = responses_.get();
   services.response_cache = cache_.get();
   services.static_answers = static_answers_.get();
   services.failover = failover_;

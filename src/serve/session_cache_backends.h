@@ -1,6 +1,7 @@
 #pragma once
-// Builds the session store and the response cache `parley serve` uses, and
-// loads the static answers: embedded (memory, sessions persisted to a SQLite
+// Builds the session store, the store of responses kept for
+// POST /v1/responses and the response cache `parley serve` uses, and loads
+// the static answers: embedded (memory, sessions persisted to a SQLite
 // file when one is given) or Redis (shared by replicas) with the embedded
 // ones as the fallback while Redis is unavailable.
 #include <chrono>
@@ -42,6 +43,7 @@ class StateBackends {
   std::shared_ptr<state::RedisPool> pool_;
   std::shared_ptr<state::FailoverStats> failover_;
   std::unique_ptr<state::SessionStore> sessions_;
+  std::unique_ptr<state::SessionStore> responses_;
   std::unique_ptr<TurnLeases> turn_leases_;
   std::unique_ptr<state::ResponseCache> cache_;
   std::unique_ptr<state::StaticAnswers> static_answers_;

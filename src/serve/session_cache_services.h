@@ -23,6 +23,7 @@ class TurnLeases;
 struct StateServices {
   state::SessionStore* sessions = nullptr;
   TurnLeases* turn_leases = nullptr;  // the sessions' turn locks; set with `sessions`
+  state::SessionStore* responses = nullptr;  // stored responses of POST /v1/responses (a store of their own)
   state::ResponseCache* response_cache = nullptr;
   state::StaticAnswers* static_answers = nullptr;
   std::shared_ptr<state::FailoverStats> failover;  // Redis fallbacks; null without Redis

@@ -40,6 +40,15 @@ std::vector<int32_t> session_prompt(const Tokenizer& tok, const state::Session& 
   return tokens;
 }
 
+EngineRequests chat_requests(ApiContext& ctx, const json& body, const std::vector<chat::ChatMessage>& messages,
+                             const GenerationParams& params, const std::string& api_key, AnswerPlan& plan) {
+  plan.user_text = last_user_text(messages);
+  EngineRequests requests =
+      build_requests(params, {chat_tokens(ctx.model.tokenizer(), messages)}, ctx.limits.context_length);
+  plan_answer(ctx, body, params, requests, true, api_key, plan);
+  return requests;
+}
+
 std::vector<int32_t> chat_prompt(ApiContext& ctx, const json& body, const GenerationParams& params,
                                  const std::string& api_key, AnswerPlan& plan) {
   const std::vector<chat::ChatMessage> messages = parse_messages(body);

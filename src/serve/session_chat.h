@@ -21,6 +21,12 @@ std::string request_api_key(const Exchange& exchange);
 std::vector<int32_t> chat_prompt(ApiContext& ctx, const json& body, const GenerationParams& params,
                                  const std::string& api_key, AnswerPlan& plan);
 
+// A chat request without a session (Anthropic's Messages, OpenAI's
+// Responses): its engine request for `messages` in the chat format, and the
+// plan (static answer, response cache) for it.
+EngineRequests chat_requests(ApiContext& ctx, const json& body, const std::vector<chat::ChatMessage>& messages,
+                             const GenerationParams& params, const std::string& api_key, AnswerPlan& plan);
+
 // The session's conversation in the chat format: its system prompt, its last
 // max_turns turns, dropping the oldest while the prompt plus `reserve` tokens
 // exceeds `context`, then the new user message.

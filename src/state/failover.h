@@ -17,9 +17,11 @@ struct FailoverStats {
   std::atomic<bool> degraded{false};   // the last Redis operation (before any: the startup check) failed
 };
 
+// `what`: the records' name in the outage warnings ("sessions", "stored responses").
 std::unique_ptr<SessionStore> make_failover_session_store(std::unique_ptr<SessionStore> redis,
                                                           std::unique_ptr<SessionStore> local,
-                                                          std::shared_ptr<FailoverStats> stats);
+                                                          std::shared_ptr<FailoverStats> stats,
+                                                          const std::string& what = "sessions");
 std::unique_ptr<ResponseCache> make_failover_response_cache(std::unique_ptr<ResponseCache> redis,
                                                             std::unique_ptr<ResponseCache> local,
                                                             std::shared_ptr<FailoverStats> stats);

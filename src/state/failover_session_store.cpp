@@ -30,8 +30,8 @@ class FailoverSessionStore : public SessionStore {
 
  public:
   FailoverSessionStore(std::unique_ptr<SessionStore> redis, std::unique_ptr<SessionStore> local,
-                       std::shared_ptr<FailoverStats> stats)
-      : redis_(std::move(redis)), local_(std::move(local)), log_("sessions", std::move(stats)) {}
+                       std::shared_ptr<FailoverStats> stats, const std::string& what)
+      : redis_(std::move(redis)), local_(std::move(local)), log_(what, std::move(stats)) {}
 
   void put(const Session& s) override {
     local_->put(s);
@@ -164,8 +164,9 @@ class FailoverSessionStore : public SessionStore {
 
 std::unique_ptr<SessionStore> make_failover_session_store(std::unique_ptr<SessionStore> redis,
                                                           std::unique_ptr<SessionStore> local,
-                                                          std::shared_ptr<FailoverStats> stats) {
-  return std::make_unique<FailoverSessionStore>(std::move(redis), std::move(local), std::move(stats));
+                                                          std::shared_ptr<FailoverStats> stats,
+                                                          const std::string& what) {
+  return std::make_unique<FailoverSessionStore>(std::move(redis), std::move(local), std::move(stats), what);
 }
 
 }  // namespace parley::state

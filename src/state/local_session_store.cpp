@@ -13,9 +13,9 @@ namespace {
 
 class LocalSessionStore : public SessionStore {
  public:
-  explicit LocalSessionStore(const std::string& path) {
+  LocalSessionStore(const std::string& path, const std::string& kind) {
     if (path.empty()) return;
-    file_ = std::make_unique<SqliteSessionFile>(path);
+    file_ = std::make_unique<SqliteSessionFile>(path, kind + "s");
     for (Session& s : file_->load(now_ms())) sessions_.emplace(s.id, std::move(s));
   }
 
@@ -144,8 +144,8 @@ class LocalSessionStore : public SessionStore {
 
 }  // namespace
 
-std::unique_ptr<SessionStore> make_local_session_store(const std::string& path) {
-  return std::make_unique<LocalSessionStore>(path);
+std::unique_ptr<SessionStore> make_local_session_store(const std::string& path, const std::string& kind) {
+  return std::make_unique<LocalSessionStore>(path, kind);
 }
 
 }  // namespace parley::state

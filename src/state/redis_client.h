@@ -62,7 +62,9 @@ class RedisPool {
 // Keys are namespaced: "parley:" + suffix.
 std::string redis_key(const std::string& suffix);
 
-std::unique_ptr<SessionStore> make_redis_session_store(std::shared_ptr<RedisPool> pool);
+// `kind`: as make_local_session_store's; its records' keys are parley:{kind}:{id}.
+std::unique_ptr<SessionStore> make_redis_session_store(std::shared_ptr<RedisPool> pool,
+                                                       const std::string& kind = "session");
 std::unique_ptr<ResponseCache> make_redis_response_cache(std::shared_ptr<RedisPool> pool);
 
 }  // namespace parley::state

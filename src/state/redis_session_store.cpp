@@ -3,6 +3,8 @@
 //   parley:sessions:k:{key}        sorted set of the ids of API key {key}, score = updated_ms
 //   parley:sessions:k:{key}:u:{user}   the same for one user of that key
 //   parley:lock:session:{id}       the turn lock: owner, PX = the lease, renewed by its owner
+// A store of another kind ("response") has the same layout under its own
+// names: parley:response:{id}, parley:responses:k:{key}, parley:lock:response:{id}.
 // Changes run as Lua scripts, so they are atomic across replicas.
 #include <algorithm>
 
@@ -88,12 +90,6 @@ std::string escape(const std::string& part) {
   return out;
 }
 
-std::string session_key(const std::string& id) { return redis_key("session:" + id); }
-
-std::string index_key(const std::string& api_key, const std::string& user) {
-  std::string key = redis_key("sessions:k:" + escape(api_key));
-  return user.empty() ? key : key + ":u:" + escape(user);
-}
 
 std::optional<Session> parse_live(const RedisReply& reply, int64_t now) {
   if (reply.type != RedisReply::Type::String) return std::nullopt;
@@ -104,7 +100,7 @@ std::optional<Session> parse_live(const RedisReply& reply, int64_t now) {
 
 class RedisSessionStore : public SessionStore {
  public:
-  explicit RedisSessionStore(std::shared_ptr<RedisPool> pool) : pool_(std::move(pool)) {}
+  RedisSessionStore(std::shared_ptr<RedisPool> pool, std::string kind) : pool_(std::move(pool)), kind_(std::move(kind)) {}
 
   void put(const Session& s) override {
     const Session stored = prepared_for_put(s, now_ms());
@@ -147,10 +143,16 @@ class RedisSessionStore : public SessionStore {
   }
 
  private:
-  static std::string lock_key(const std::string& id) { return redis_key("lock:session:" + id); }
+  std::string session_key(const std::string& id) const { return redis_key(kind_ + ":" + id); }
+  std::string index_key(const std::string& api_key, const std::string& user) const {
+    std::string key = redis_key(kind_ + "s:k:" + escape(api_key));
+    return user.empty() ? key : key + ":u:" + escape(user);
+  }
+  std::string lock_key(const std::string& id) const { return redis_key("lock:" + kind_ + ":" + id); }
   static std::string lock_ms(std::chrono::milliseconds ttl) { return std::to_string(std::max<int64_t>(ttl.count(), 1)); }
 
   std::shared_ptr<RedisPool> pool_;
+  std::string kind_;
 };
 
 // Walks the index newest first from the cursor, in batches, reading the
@@ -200,8 +202,8 @@ SessionPage RedisSessionStore::list(const std::string& user, const std::string& 
 
 }  // namespace
 
-std::unique_ptr<SessionStore> make_redis_session_store(std::shared_ptr<RedisPool> pool) {
-  return std::make_unique<RedisSessionStore>(std::move(pool));
+std::unique_ptr<SessionStore> make_redis_session_store(std::shared_ptr<RedisPool> pool, const std::string& kind) {
+  return std::make_unique<RedisSessionStore>(std::move(pool), kind);
 }
 
 }  // namespace parley::state

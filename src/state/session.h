@@ -25,6 +25,9 @@ struct Session {
   int64_t ttl_s = 86400;      // idle lifetime; every turn renews it
   int64_t created_ms = 0, updated_ms = 0, expires_ms = 0;  // unix milliseconds
   std::vector<Turn> turns;    // oldest first
+  // What a record other than a chat session keeps instead of turns (a stored
+  // response of POST /v1/responses: its JSON); "" for sessions.
+  std::string payload;
 };
 
 // A fresh unguessable id (128 bits from the OS's random source).

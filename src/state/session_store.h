@@ -40,7 +40,10 @@ class SessionStore {
 };
 
 // In memory, persisted to the SQLite file at `path` (WAL mode) so that a
-// restart loses no session; "" keeps them in memory only.
-std::unique_ptr<SessionStore> make_local_session_store(const std::string& path);
+// restart loses no session; "" keeps them in memory only. `kind` names what
+// the store keeps ("session"; "response": the stored responses of
+// POST /v1/responses): stores of different kinds share a file but not a
+// table (`{kind}s`), so that neither lists nor finds the other's records.
+std::unique_ptr<SessionStore> make_local_session_store(const std::string& path, const std::string& kind = "session");
 
 }  // namespace parley::state

@@ -7,7 +7,7 @@
 
 namespace parley::state {
 
-SqliteSessionFile::SqliteSessionFile(const std::string& path) : path_(path) {
+SqliteSessionFile::SqliteSessionFile(const std::string& path, const std::string& table) : path_(path), table_(table) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -17,9 +17,9 @@ SqliteSessionFile::SqliteSessionFile(const std::string& path) : path_(path) {
     sqlite3_busy_timeout(db_, 2000);
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=NORMAL");  // WAL + NORMAL: durable across a process crash
-    exec("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, expires_ms INTEGER NOT NULL, body TEXT NOT NULL)");
-    upsert_ = prepare("INSERT OR REPLACE INTO sessions (id, expires_ms, body) VALUES (?1, ?2, ?3)");
-    delete_ = prepare("DELETE FROM sessions WHERE id = ?1");
+    exec(("CREATE TABLE IF NOT EXISTS " + table_ + " (id TEXT PRIMARY KEY, expires_ms INTEGER NOT NULL, body TEXT NOT NULL)").c_str());
+    upsert_ = prepare(("INSERT OR REPLACE INTO " + table_ + " (id, expires_ms, body) VALUES (?1, ?2, ?3)").c_str());
+    delete_ = prepare(("DELETE FROM " + table_ + " WHERE id = ?1").c_str());
   } catch (...) {
     sqlite3_finalize(upsert_);
     sqlite3_close(db_);
@@ -34,12 +34,12 @@ SqliteSessionFile::~SqliteSessionFile() {
 }
 
 std::vector<Session> SqliteSessionFile::load(int64_t now) {
-  sqlite3_stmt* purge = prepare("DELETE FROM sessions WHERE expires_ms <= ?1");
+  sqlite3_stmt* purge = prepare(("DELETE FROM " + table_ + " WHERE expires_ms <= ?1").c_str());
   sqlite3_bind_int64(purge, 1, now);
   run(purge);
   sqlite3_finalize(purge);
 
-  sqlite3_stmt* select = prepare("SELECT body FROM sessions");
+  sqlite3_stmt* select = prepare(("SELECT body FROM " + table_).c_str());
   std::vector<Session> sessions;
   int rc;
   while ((rc = sqlite3_step(select)) == SQLITE_ROW) {
@@ -48,11 +48,11 @@ std::vector<Session> SqliteSessionFile::load(int64_t now) {
       sessions.push_back(session_from_json(nlohmann::json::parse(text ? text : "")));
     } catch (const std::exception& e) {
       sqlite3_finalize(select);
-      throw Error("session file " + path_ + ": bad row: " + e.what());
+      throw Error("session file " + path_ + ": bad row in " + table_ + ": " + e.what());
     }
   }
   sqlite3_finalize(select);
-  if (rc != SQLITE_DONE) fail("reading sessions");
+  if (rc != SQLITE_DONE) fail("reading " + table_);
   return sessions;
 }
 
@@ -83,7 +83,7 @@ void SqliteSessionFile::run(sqlite3_stmt* stmt) {
   const int rc = sqlite3_step(stmt);
   sqlite3_reset(stmt);
   sqlite3_clear_bindings(stmt);
-  if (rc != SQLITE_DONE) fail("writing sessions");
+  if (rc != SQLITE_DONE) fail("writing " + table_);
 }
 
 void SqliteSessionFile::fail(const std::string& what) {

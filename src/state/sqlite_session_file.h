@@ -1,7 +1,7 @@
 #pragma once
 // The SQLite file behind the local session store (internal to src/state):
-// one table of sessions as JSON, WAL mode, prepared statements, used by one
-// writer (the store, under its mutex).
+// one table of sessions as JSON (`sessions`; stored responses: `responses`),
+// WAL mode, prepared statements, used by one writer (the store, under its mutex).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +15,8 @@ namespace parley::state {
 
 class SqliteSessionFile {
  public:
-  explicit SqliteSessionFile(const std::string& path);  // throws parley::Error
+  // `table`: a name from the code, never from input.
+  SqliteSessionFile(const std::string& path, const std::string& table);  // throws parley::Error
   ~SqliteSessionFile();
   SqliteSessionFile(const SqliteSessionFile&) = delete;
   SqliteSessionFile& operator=(const SqliteSessionFile&) = delete;
@@ -31,7 +32,7 @@ class SqliteSessionFile {
   void run(sqlite3_stmt* stmt);  // steps to completion and resets
   [[noreturn]] void fail(const std::string& what);
 
-  std::string path_;
+  std::string path_, table_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* upsert_ = nullptr;
   sqlite3_stmt* delete_ = nullptr;

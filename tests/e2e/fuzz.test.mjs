@@ -32,23 +32,30 @@ const random = rng(seed);
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
 const int = (n) => Math.floor(random() * n);
 
-const paths = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/chat', '/v1/models', '/v1/models/x', '/v1/ws', '/health',
-  '/metrics', '/v1/stats', '/', '/nope', '/v1/sessions', '/v1/chat/completions?x=%00', '//..//etc/passwd'];
+// The routes that generate (the bodies go there), then the others.
+const bodyPaths = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/chat', '/v1/messages',
+  '/v1/responses'];
+const paths = [...bodyPaths, '/v1/models', '/v1/models/x', '/v1/ws', '/health', '/metrics', '/v1/stats', '/', '/nope',
+  '/v1/sessions', '/v1/responses/resp_x', '/v1/chat/completions?x=%00', '//..//etc/passwd'];
 const methods = ['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'BREW', ''];
 const weird = [null, true, false, 0, -1, 1e308, -1e308, 1.5, 99999999999999999999, -99999999999999999999, '',
   'x'.repeat(5000), [], {}, [[]], { a: 1 }, '\u0000', '\ud83d\ude00', 'NaN', [1, 2, 3], -0];
 const fields = ['messages', 'prompt', 'prompts', 'max_tokens', 'temperature', 'top_p', 'top_k', 'n', 'stream', 'stop',
   'seed', 'logprobs', 'top_logprobs', 'logit_bias', 'timeout', 'model', 'stream_options', 'max_completion_tokens',
-  'presence_penalty', 'frequency_penalty', 'echo', 'suffix', 'best_of', 'user', 'session_id', 'cache'];
+  'presence_penalty', 'frequency_penalty', 'echo', 'suffix', 'best_of', 'user', 'session_id', 'cache',
+  // Anthropic's Messages and OpenAI's Responses.
+  'system', 'stop_sequences', 'metadata', 'tools', 'input', 'instructions', 'max_output_tokens', 'previous_response_id',
+  'store', 'text', 'truncation'];
 
 function validBody() {
   return { messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 4 };
 }
 
 function wrongTypes() {
-  const body = random() < 0.5 ? validBody() : { prompt: 'Hello', max_tokens: 3 };
+  const body = pick([validBody(), validBody(), { prompt: 'Hello', max_tokens: 3 }, { input: 'Hello', max_output_tokens: 3 }]);
   for (let i = 0, n = 1 + int(3); i < n; i++) body[pick(fields)] = pick(weird);
   if (random() < 0.3) body.messages = [{ role: pick(['user', 'system', 'tool', 'x', 7]), content: pick(weird) }];
+  if (random() < 0.2) body.input = [{ role: pick(['user', 'developer', 'x']), content: [{ type: pick(['input_text', 'input_image', 7]), text: pick(weird) }] }];
   return JSON.stringify(body);
 }
 
@@ -85,7 +92,7 @@ function request(method, path, body, extraHeaders = random() < 0.85 ? auth : '')
 // Another spelling of an API path (it must name no route, key or not).
 function pathVariant() {
   const path = pick(['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/chat', '/v1/models', '/v1/sessions',
-    '/admin/static-answers/reload']);
+    '/v1/messages', '/v1/responses', '/admin/static-answers/reload']);
   const slash = [...path].map((c, i) => (c === '/' ? i : -1)).filter((i) => i >= 0);
   const at = pick(slash);
   return pick([`/${path}`, `${path}/`, `${path.slice(0, at)}/${path.slice(at)}`, `${path.slice(0, at)}/.${path.slice(at)}`,
@@ -98,7 +105,7 @@ function pathVariant() {
 function smuggle() {
   const te = pick(['chunked, identity', 'xchunked', 'gzip, chunked', 'identity', 'chunked\r\nTransfer-Encoding: chunked',
     'chunked\r\nContent-Length: 3', ' chunked , chunked', 'chunked;q=1', 'CHUNKED\u000b']);
-  return Buffer.from(`POST ${pick(paths.slice(0, 3))} HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: ${te}\r\n\r\n` +
+  return Buffer.from(`POST ${pick(bodyPaths)} HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: ${te}\r\n\r\n` +
     `GET /v1/models HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, 'latin1');
 }
 
@@ -125,7 +132,7 @@ function garbage() {
 function fuzzCase() {
   const kind = pick(['types', 'types', 'nesting', 'utf8', 'json', 'json', 'numbers', 'headers', 'garbage', 'slow', 'truncated',
     'method', 'path', 'smuggle']);
-  const path = pick(paths.slice(0, 3));
+  const path = pick(bodyPaths);
   switch (kind) {
     case 'types': return { kind, bytes: request('POST', path, wrongTypes()) };
     case 'nesting': return { kind, bytes: request('POST', path, deepNesting()) };

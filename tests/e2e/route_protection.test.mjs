@@ -14,7 +14,7 @@ import { startServer } from './server.mjs';
 
 const USER = 'user-secret';
 const ADMIN = 'admin-secret';
-let server, dir, sessionId;
+let server, dir, sessionId, responseId;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'parley-routes-'));
@@ -25,6 +25,7 @@ before(async () => {
   server = await startServer(['--api-keys-file', join(dir, 'keys.json'), '--blocklist', join(dir, 'blocklist.txt'),
     '--static-answers', join(dir, 'answers.json')]);
   sessionId = (await request('POST', '/v1/sessions', USER, {})).json.id;
+  responseId = (await request('POST', '/v1/responses', USER, { input: 'Hi', max_output_tokens: 2 })).json.id;
 });
 after(async () => {
   await server?.stop();
@@ -35,7 +36,8 @@ after(async () => {
 function request(method, path, key, body) {
   return new Promise((resolve, reject) => {
     const headers = { 'content-type': 'application/json' };
-    if (key) headers.authorization = `Bearer ${key}`;
+    if (key?.startsWith('x-api-key:')) headers['x-api-key'] = key.slice(10);
+    else if (key) headers.authorization = `Bearer ${key}`;
     const data = body === undefined ? undefined : JSON.stringify(body);
     if (data !== undefined) headers['content-length'] = Buffer.byteLength(data);
     const req = http.request({ host: '127.0.0.1', port: server.port, method, path, headers }, (res) => {
@@ -53,10 +55,15 @@ function request(method, path, key, body) {
 }
 
 const chat = { messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
-// Every route of `parley serve` with the access it declares.
+// Every route of `parley serve` with the access it declares (`anthropic`:
+// errors in Anthropic's shape).
 const routes = () => [
   { method: 'POST', path: '/v1/chat/completions', access: 'key', body: chat },
   { method: 'POST', path: '/v1/completions', access: 'key', body: { prompt: 'Hi', max_tokens: 2 } },
+  { method: 'POST', path: '/v1/messages', access: 'key', body: chat, anthropic: true },
+  { method: 'POST', path: '/v1/responses', access: 'key', body: { input: 'Hi', max_output_tokens: 2 } },
+  { method: 'GET', path: `/v1/responses/${responseId}`, access: 'key' },
+  { method: 'DELETE', path: '/v1/responses/resp_0123456789abcdef0123456789abcdef', access: 'key' },
   { method: 'GET', path: '/v1/models', access: 'key' },
   { method: 'GET', path: '/v1/models/stories260K', access: 'key' },
   { method: 'POST', path: '/chat', access: 'key', body: { prompts: ['Hi'], max_tokens: 2 } },
@@ -105,7 +112,8 @@ test('each route answers with the protection it declares, for no key, a plain ke
       for (const res of [none, user, admin]) assert.ok(res.status < 400, `${what}: ${res.status} ${res.text}`);
     } else if (r.access === 'key') {
       assert.equal(none.status, 401, what);
-      assert.equal(none.json.error.code, 'invalid_api_key', what);
+      if (r.anthropic) assert.equal(none.json.error.type, 'authentication_error', what);
+      else assert.equal(none.json.error.code, 'invalid_api_key', what);
       for (const res of [user, admin]) assert.ok(![401, 403].includes(res.status), `${what}: ${res.status} ${res.text}`);
     } else {
       assert.equal(none.status, 401, what);
@@ -134,17 +142,35 @@ test('no other spelling of a route path reaches a handler, with or without a key
 
 test('the blocklist and validation hold on every route that takes a body', async () => {
   const blocked = { messages: [{ role: 'user', content: 'some forbidden   words here' }], max_tokens: 2 };
-  for (const path of ['/v1/chat/completions', '/v1/completions', '/chat', '/v1/sessions', '/v1/embeddings']) {
-    const body = path === '/v1/completions' ? { prompt: 'forbidden words', max_tokens: 2 }
-      : path === '/v1/embeddings' ? { input: ['fine', 'forbidden words'] }
-      : path === '/chat' ? { prompts: ['forbidden words'], max_tokens: 2 }
-        : path === '/v1/sessions' ? { system_prompt: 'forbidden words' } : blocked;
+  const bodies = {
+    '/v1/chat/completions': [blocked, { ...chat, user: 'a\u0001b' }],
+    '/v1/completions': [{ prompt: 'forbidden words', max_tokens: 2 }, { prompt: 'Hi', user: 'a\u0001b' }],
+    '/chat': [{ prompts: ['forbidden words'], max_tokens: 2 }, { prompts: ['Hi'], user: 'a\u0001b' }],
+    '/v1/sessions': [{ system_prompt: 'forbidden words' }, { user: 'a\u0001b' }],
+    '/v1/embeddings': [{ input: ['fine', 'forbidden words'] }, { input: 'Hi', user: 'a\u0001b' }],
+    '/v1/messages': [blocked, { ...chat, metadata: { user_id: 'a\u0001b' } }],
+    '/v1/responses': [{ input: [{ role: 'user', content: 'forbidden words' }] }, { input: 'Hi', metadata: { k: 'a\u0001b' } }],
+  };
+  for (const [path, [body, controlBody]] of Object.entries(bodies)) {
     const res = await request('POST', path, USER, body);
     assert.equal(res.status, 400, `${path}: ${res.text}`);
-    assert.equal(res.json.error.code, 'content_policy_violation', path);
-    const control = await request('POST', path, USER, path === '/v1/sessions' ? { user: 'a\u0001b' } : { ...body, user: 'a\u0001b' });
+    if (path === '/v1/messages') assert.match(res.json.error.message, /content policy/, path);
+    else assert.equal(res.json.error.code, 'content_policy_violation', path);
+    const control = await request('POST', path, USER, controlBody);
     assert.equal(control.status, 400, path);
+    assert.match(control.text, /control characters/, path);
   }
+});
+
+test('x-api-key is a key like the bearer token, on every key route', async () => {
+  for (const r of routes().filter((x) => x.access === 'key')) {
+    const res = await request(r.method, r.path, `x-api-key:${USER}`, r.body);
+    assert.ok(![401, 403].includes(res.status), `${r.method} ${r.path}: ${res.status} ${res.text}`);
+    const wrong = await request(r.method, r.path, 'x-api-key:wrong', r.body);
+    assert.equal(wrong.status, 401, `${r.method} ${r.path}`);
+  }
+  const admin = await request('POST', '/admin/static-answers/reload', `x-api-key:${ADMIN}`);
+  assert.equal(admin.status, 200);
 });
 
 test('admin routes are off when no admin key is configured', async () => {

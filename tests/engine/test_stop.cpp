@@ -148,6 +148,18 @@ TEST(StopStringMatcher, NothingAfterStop) {
   EXPECT_EQ(m.flush(), "");
 }
 
+TEST(StopStringMatcher, TellsWhichStopStringWasFound) {
+  StopStringMatcher m({"xyz", "END", "EN"});
+  EXPECT_EQ(m.push("the E"), "the ");
+  EXPECT_EQ(m.matched(), "");
+  EXPECT_EQ(m.push("ND"), "");
+  EXPECT_TRUE(m.stopped());
+  EXPECT_EQ(m.matched(), "EN");  // completes first, one byte before END
+  StopStringMatcher longer({"EN", "XEN"});
+  longer.push("aXEN");
+  EXPECT_EQ(longer.matched(), "XEN");  // both end on the same byte: the longer
+}
+
 // The outcome must not depend on how the text is chunked: compare random
 // chunkings of random texts with a byte-at-a-time reference, where the
 // first stop string to complete wins (the longest if several end together).

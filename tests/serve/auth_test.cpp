@@ -100,5 +100,13 @@ TEST(Auth, PresentedKeyFromBearerOrWebSocketQuery) {
   EXPECT_EQ(presented_key(request("GET", "/v1/models?api_key=q1"), false), "");  // only for WebSocket upgrades
 }
 
+TEST(Auth, PresentedKeyFromAnthropicsHeader) {
+  EXPECT_EQ(presented_key(request("POST", "/v1/messages", {{"x-api-key", " sk-1 "}}), false), "sk-1");
+  // The bearer token wins when both are sent.
+  EXPECT_EQ(presented_key(request("POST", "/v1/messages", {{"x-api-key", "sk-1"}, {"authorization", "Bearer b"}}), false),
+            "b");
+  EXPECT_EQ(presented_key(request("GET", "/v1/ws?api_key=q1", {{"x-api-key", "sk-1"}}), true), "sk-1");
+}
+
 }  // namespace
 }  // namespace parley::serve

@@ -22,6 +22,7 @@ TEST(CachedAnswer, EncodesAndDecodesEveryEventField) {
   RecordedAnswer a;
   a.choices = {{token_event(5, "Once"), token_event(9, " upon \xc3\xa9"), final_event(FinishReason::Length)},
                {token_event(3, ""), final_event(FinishReason::Stop)}};
+  a.choices[1][1].stop_string = "The end";
   const auto b = decode_answer(encode_answer(a));
   ASSERT_TRUE(b);
   ASSERT_EQ(b->choices.size(), 2u);
@@ -39,6 +40,8 @@ TEST(CachedAnswer, EncodesAndDecodesEveryEventField) {
   EXPECT_EQ(end.completion_tokens, 2);
   EXPECT_EQ(end.cached_tokens, 8);
   EXPECT_EQ(b->choices[1][1].finish, FinishReason::Stop);
+  EXPECT_EQ(b->choices[1][1].stop_string, "The end");
+  EXPECT_EQ(end.stop_string, "");
 }
 
 TEST(CachedAnswer, CorruptEntriesAreMisses) {

@@ -31,6 +31,12 @@ TEST(RequestFields, EachRouteTakesItsOwnFields) {
   EXPECT_EQ(refusal(R"({"system_prompt": "x", "ttl_s": 5})", RouteFields::Session), "");
   EXPECT_EQ(refusal(R"({"system_prompt": "x", "max_tokens": 5})", RouteFields::Session), "max_tokens unknown_parameter");
   EXPECT_EQ(refusal(R"({"messages": [], "temprature": 0.5})", RouteFields::Chat), "temprature unknown_parameter");
+  EXPECT_EQ(refusal(R"({"system": "x", "stop_sequences": [], "metadata": {}})", RouteFields::Messages), "");
+  EXPECT_EQ(refusal(R"({"messages": [], "stop": "x"})", RouteFields::Messages), "stop unknown_parameter");
+  EXPECT_EQ(refusal(R"({"thinking": {"type": "enabled"}})", RouteFields::Messages), "thinking unsupported_parameter");
+  EXPECT_EQ(refusal(R"({"input": "x", "store": true, "previous_response_id": "r"})", RouteFields::Responses), "");
+  EXPECT_EQ(refusal(R"({"input": "x", "reasoning": {}})", RouteFields::Responses), "reasoning unsupported_parameter");
+  EXPECT_EQ(refusal(R"({"input": "x", "tools": []})", RouteFields::Responses), "");  // asks for nothing
 }
 
 TEST(RequestFields, OpenAiFeaturesThatAreNotOfferedAreRefusedByName) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "fake_exchange.h"
 #include "serve/api_error.h"
@@ -121,6 +122,37 @@ TEST(Router, MiddlewareMayAnswerFirst) {
   auto allowed = fake("GET", "/v1/models", "", {{"authorization", "Bearer k"}});
   r.dispatch(allowed);
   EXPECT_EQ(allowed->response.status, 200);
+}
+
+// A route of another API (Anthropic's /v1/messages) shapes every error of
+// its requests, the middleware's and the 405 included; other routes keep OpenAI's.
+TEST(Router, ARouteRendersItsOwnErrors) {
+  Router r = make_router();
+  const ErrorRenderer own = [](const ApiError& e) { return json_response(e.status(), {{"own", e.what()}}); };
+  r.add("POST", "/v1/own", Access::Key, [](const ExchangePtr&, const PathParams&) { throw invalid_request("bad"); }, own);
+  r.add("GET", "/v1/own/{id}", Access::Key, [](const ExchangePtr&, const PathParams&) { throw std::runtime_error("x"); },
+        own);
+  r.use([](const ExchangePtr& ex, Access) {
+    if (ex->request().header("authorization")) return true;
+    throw ApiError(401, "key needed", "invalid_request_error", "", "invalid_api_key");
+  });
+  // The status and body of a request, with the key or without.
+  const auto answer = [&r](const char* method, const char* path, bool key = true) {
+    auto ex = fake(method, path, "", key ? Headers{{"authorization", "Bearer k"}} : Headers{});
+    r.dispatch(ex);
+    return std::pair(ex->response.status, body_of(*ex));
+  };
+  EXPECT_EQ(answer("POST", "/v1/own"), std::pair(400, json{{"own", "bad"}}));
+  EXPECT_EQ(answer("GET", "/v1/own/1").first, 500);
+  EXPECT_TRUE(answer("GET", "/v1/own/1").second.contains("own"));
+  EXPECT_EQ(answer("POST", "/v1/own", false), std::pair(401, json{{"own", "key needed"}}));
+  EXPECT_EQ(answer("PUT", "/v1/own").first, 405);
+  EXPECT_TRUE(answer("PUT", "/v1/own").second.contains("own"));
+  EXPECT_EQ(answer("POST", "/v1/bad").second["error"]["message"], "nope");
+  // Refusals before routing (a body over the limit) take the shape of the path's route.
+  EXPECT_TRUE(json::parse(r.render_error("/v1/own", request_too_large(10)).body).contains("own"));
+  EXPECT_TRUE(json::parse(r.render_error("/v1/models", request_too_large(10)).body).contains("error"));
+  EXPECT_TRUE(json::parse(r.render_error("/nowhere", request_too_large(10)).body).contains("error"));
 }
 
 TEST(HttpRequest, QueryParameters) {

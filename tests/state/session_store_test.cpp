@@ -21,17 +21,20 @@ class SessionStoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     const std::string backend = GetParam();
-    if (backend == "memory") {
-      store_ = make_local_session_store("");
-    } else if (backend == "sqlite") {
-      file_ = std::make_unique<test::TempFile>(".db");
-      store_ = make_local_session_store(file_->path());
-    } else {
+    if (backend == "sqlite") file_ = std::make_unique<test::TempFile>(".db");
+    if (backend == "redis") {
       if (!test::RedisServer::available())
         GTEST_SKIP() << test::RedisServer::kBinary << " is not installed: Redis tests skipped";
       redis_ = std::make_unique<test::RedisServer>();
-      store_ = make_redis_session_store(std::make_shared<RedisPool>(parse_redis_url(redis_->url()), 8));
     }
+    store_ = make_store("session");
+  }
+
+  // A store of `kind` on the test's backend (the same file or Redis server).
+  std::unique_ptr<SessionStore> make_store(const std::string& kind) {
+    if (file_) return make_local_session_store(file_->path(), kind);
+    if (redis_) return make_redis_session_store(std::make_shared<RedisPool>(parse_redis_url(redis_->url()), 8), kind);
+    return make_local_session_store("", kind);
   }
 
   Session create(const std::string& user = "", const std::string& api_key = "", int max_turns = 5,
@@ -255,6 +258,40 @@ TEST_P(SessionStoreTest, KeepsUnicodeAndOddBytes) {
   EXPECT_EQ(got->turns.at(0).user, "ＨＥＬＬＯ");
   EXPECT_EQ(store_->list("名前:%", "key:with:colons", "", 5).sessions.size(), 1u);
   EXPECT_TRUE(store_->list("名前", "key:with:colons", "", 5).sessions.empty());
+}
+
+// Stored responses live in a store of their own kind beside the sessions:
+// neither finds, lists nor removes the other's records, and a record's
+// payload comes back as it was put.
+TEST_P(SessionStoreTest, StoresOfAnotherKindAreSeparateAndKeepPayloads) {
+  auto responses = make_store("response");
+  const Session session = create("", "key1");
+  Session response;
+  response.id = "resp_" + new_session_id();
+  response.api_key = "key1";
+  response.max_turns = 0;
+  response.ttl_s = 60;
+  response.payload = R"({"response": {"id": "x"}, "conversation": []})";
+  responses->put(response);
+  const auto got = responses->get(response.id);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->payload, response.payload);
+  EXPECT_EQ(got->api_key, "key1");
+  EXPECT_FALSE(store_->get(response.id));
+  EXPECT_FALSE(responses->get(session.id));
+  EXPECT_EQ(store_->get(session.id)->payload, "");
+  EXPECT_EQ(list_all("", "key1", 10), std::vector<std::string>{session.id});
+  EXPECT_FALSE(store_->remove(response.id));
+  EXPECT_TRUE(responses->get(response.id));
+  EXPECT_TRUE(responses->remove(response.id));
+  EXPECT_TRUE(store_->get(session.id));
+  if (file_) {  // both tables survive reopening the file
+    responses->put(response);
+    responses.reset();
+    store_.reset();
+    EXPECT_EQ(make_store("response")->get(response.id)->payload, response.payload);
+    EXPECT_TRUE(make_store("session")->get(session.id));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SessionStoreTest, ::testing::Values("memory", "sqlite", "redis"),
