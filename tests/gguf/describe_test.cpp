@@ -35,7 +35,7 @@ TEST(Describe, WriterBuiltFile) {
 }
 
 TEST(Describe, Stories260K) {
-  const auto path = test::stories_path();
+  const auto path = test::shared_stories_path();
   SKIP_IF_ABSENT(path);
   const auto text = describe(*File::open(path));
   EXPECT_TRUE(test::contains_all(text, {"GGUF v3", "\"llama\"", "[512] \"<unk>\", \"<s>\", \"</s>\""}));

@@ -11,7 +11,7 @@ namespace {
 
 using test::shared_path;
 
-const std::string kStories = test::stories_path();
+const std::string kStories = test::shared_stories_path();
 
 TEST(RealFiles, Stories260KHeaderAndMetadata) {
   SKIP_IF_ABSENT(kStories);

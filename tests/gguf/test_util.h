@@ -19,11 +19,14 @@ namespace parley::gguf::test {
 inline std::string shared_path(const std::string& rel) { return std::string(PARLEY_SHARED_DIR) + "/" + rel; }
 inline bool exists(const std::string& path) { return std::filesystem::exists(path); }
 
-// The stories260K model: from ../shared, else the copy bundled in models/.
+// A real GGUF file: stories260K from ../shared, else the copy bundled in models/.
 inline std::string stories_path() {
   const auto shared = shared_path("models/stories260K.gguf");
   return exists(shared) ? shared : std::string(PARLEY_SOURCE_DIR) + "/models/stories260K.gguf";
 }
+// The shared stories260K exactly as llama.cpp's converter wrote it (the bundled
+// copy was rewritten by parley convert): tests of its layout skip without it.
+inline std::string shared_stories_path() { return shared_path("models/stories260K.gguf"); }
 
 #define SKIP_IF_ABSENT(path) \
   if (!parley::gguf::test::exists(path)) GTEST_SKIP() << "test data " << (path) << " is absent"
