@@ -97,7 +97,6 @@ void embeddings(const ExchangePtr& ex, ApiContext& ctx) {
   check_model(body, ctx);
   check_dimensions(body, ctx.model.config().dim);
   const bool base64 = wants_base64(body);
-  get_string(body, "user");  // accepted (type-checked) for compatibility, as on the other routes
   const int32_t priority = parse_priority(body, request_limits(ctx, *ex));
   std::vector<Request> requests;
   for (auto& tokens : embedding_inputs(body, ctx)) {

@@ -30,7 +30,7 @@ bool known(std::string_view name, RouteFields route) {
     case RouteFields::WebSocket:
       return listed(kGeneration, name) || listed(kChat, name) || name == "prompt" || name == "id" || name == "cancel";
     case RouteFields::Embeddings:
-      return listed({"model", "input", "encoding_format", "dimensions", "user", "priority", "timeout"}, name);
+      return listed({"model", "input", "encoding_format", "dimensions", "priority", "timeout"}, name);
     case RouteFields::Messages:
       return listed({"model", "messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences",
                      "stream", "metadata"},
