@@ -1,7 +1,9 @@
 // parley bench: load time, prefill speed, batched decode (aggregate tok/s and
 // per-token latency by batch size) and peak RSS of a model, then batch-1
 // decode against the memory-bandwidth bound, each decode run paired with a
-// bandwidth reading. Each number is the median of --reps runs after one
+// bandwidth reading. Prefill and batch-1 decode run one request on the
+// serving engine (LlmEngine, as `serve` does, prefix cache off); the batched
+// table times the forward pass alone. Each number is the median of --reps runs after one
 // warm-up run, with the spread (min-max) beside it; --json prints them all as
 // one object.
 #include <algorithm>
@@ -15,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "engine/generator.h"
+#include "engine/run_request.h"
 #include "kernels/cpu.h"
 #include "kernels/membw.h"
 #include "loadtest/machine.h"
@@ -76,39 +78,33 @@ std::vector<int32_t> synthetic_prompt(const Model& m, int32_t n) {
   return ids;
 }
 
-Sample prefill_tok_s(const Model& model, ThreadPool& pool, int32_t n, int reps) {
-  GenerateOptions opts;
-  opts.sampling.temperature = 0;
-  opts.max_tokens = 1;
-  const auto prompt = synthetic_prompt(model, n);
-  return measure(reps, [&] {
-    Generator gen(model, pool, n + 2);
-    const auto r = gen.run(prompt, opts);
-    return r.prefilled_tokens * 1000.0 / r.prefill_ms;
-  });
+// One greedy request of `prompt` tokens for at most `max_tokens` (never stopped early).
+RequestResult run_synthetic(LlmEngine& engine, int32_t prompt, int32_t max_tokens) {
+  Request r;
+  r.prompt = synthetic_prompt(engine.model(), prompt);
+  r.sampling.temperature = 0;
+  r.ignore_eos = true;
+  r.max_tokens = max_tokens;
+  return run_request(engine, std::move(r));
 }
 
-double decode_tok_s(const Model& model, ThreadPool& pool, int32_t tokens) {
-  GenerateOptions opts;
-  opts.sampling.temperature = 0;
-  opts.ignore_eos = true;
-  opts.max_tokens = tokens;
-  const auto prompt = synthetic_prompt(model, 8);
-  Generator gen(model, pool, std::min(model.config().context_length, 8 + tokens + 1));
-  const auto r = gen.run(prompt, opts);
-  return double(r.tokens.size() - 1) * 1000.0 / r.decode_ms;  // the first token came from prefill
+// Submit to first token: the queue wait (microseconds) and one sample are in it.
+Sample prefill_tok_s(LlmEngine& engine, int32_t n, int reps) {
+  return measure(reps, [&] { return n * 1000.0 / run_synthetic(engine, n, 1).first_token_ms; });
 }
+
+double decode_tok_s(LlmEngine& engine, int32_t tokens) { return run_synthetic(engine, 8, tokens).decode_tok_s(); }
 
 // Batch-1 decode against the bandwidth bound. A shared host's bandwidth
 // moves by tens of percent within minutes (docs/performance.md), so each
 // decode run is followed at once by a bandwidth reading (best of 2 passes),
 // and the share of the bound is the median of the runs' own ratios.
-nlohmann::json decode_against_bound(const Model& model, ThreadPool& pool, const BenchArgs& a, uint64_t per_token) {
+nlohmann::json decode_against_bound(LlmEngine& engine, ThreadPool& pool, const BenchArgs& a, uint64_t per_token) {
   BandwidthProbe probe(pool, size_t(std::max(a.bandwidth_mib, 1)) << 20);
-  decode_tok_s(model, pool, a.decode_tokens);  // warm-up
+  decode_tok_s(engine, a.decode_tokens);  // warm-up
   std::vector<double> tok_s, gbs, percent;
   for (int i = 0; i < std::max(a.reps, 1); ++i) {
-    tok_s.push_back(decode_tok_s(model, pool, a.decode_tokens));
+    tok_s.push_back(decode_tok_s(engine, a.decode_tokens));
     gbs.push_back(probe.measure(2) / 1e9);
     percent.push_back(100.0 * tok_s.back() * double(per_token) / (gbs.back() * 1e9));
   }
@@ -167,10 +163,16 @@ nlohmann::json run_bench(const BenchArgs& a) {
                   {"arch", model->config().arch},   {"type", weight_type(*model)},
                   {"params", model->n_params()},    {"bytes", model->weight_bytes()},
                   {"bytes_per_token", per_token},   {"packed_bytes", model->packed_bytes()}};
+  EngineConfig config;
+  config.threads = pool.size();
+  config.max_running = 1;
+  config.prefix_cache = false;  // every repetition prefills its whole prompt
+  for (int32_t n : a.prompt_lengths) config.max_batch_tokens = std::max(config.max_batch_tokens, n);
+  LlmEngine engine(*model, config);
   out["prefill"] = nlohmann::json::array();
   for (int32_t n : a.prompt_lengths) {
     if (n + 1 >= model->config().context_length) continue;
-    const Sample s = prefill_tok_s(*model, pool, n, a.reps);
+    const Sample s = prefill_tok_s(engine, n, a.reps);
     out["prefill"].push_back({{"tokens", n}, {"tok_s", s.median}, {"tok_s_spread", s.to_json()}});
   }
   out["decode"] = nlohmann::json::array();
@@ -184,7 +186,7 @@ nlohmann::json run_bench(const BenchArgs& a) {
   out["reps"] = a.reps;
   // Before the bandwidth test, whose buffer (1 GiB by default) would dwarf the model's memory.
   out["peak_rss_mb"] = double(loadtest::peak_rss_bytes()) / 1e6;
-  out["decode_batch1"] = decode_against_bound(*model, pool, a, per_token);
+  out["decode_batch1"] = decode_against_bound(engine, pool, a, per_token);
   const double gbs = out["decode_batch1"]["bandwidth_gbs"].get<double>();
   out["machine"]["bandwidth_gbs"] = gbs;
   out["bound_tok_s"] = gbs * 1e9 / double(per_token);

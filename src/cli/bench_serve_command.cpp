@@ -90,9 +90,7 @@ EngineConfig engine_config(const BenchServeArgs& a) {
   EngineConfig c = a.engine;
   c.threads = a.model.threads;
   if (!a.kv_memory.empty()) c.kv_memory_bytes = parse_memory_size(a.kv_memory);
-  const auto type = dtype_from_name(a.kv_type);
-  if (!type) throw Error("--kv-type: unknown type '" + a.kv_type + "'");
-  c.kv_type = *type;
+  c.kv_type = parse_kv_type(a.kv_type);
   if (a.policy != "fcfs" && a.policy != "cost-aware") throw Error("--policy: fcfs or cost-aware");
   c.policy = a.policy == "fcfs" ? SchedulePolicy::Fcfs : SchedulePolicy::CostAware;
   c.kv_retention.policy = parse_kv_policy(a.kv_policy);
@@ -260,7 +258,7 @@ void add_bench_serve_command(CLI::App& app) {
       ->capture_default_str();
   add_step_options(*cmd, a->engine);
   cmd->add_option("--kv-memory", a->kv_memory, "KV pool: bytes, 512M, 2G or 25% (default: 25% of RAM, capped)");
-  cmd->add_option("--kv-type", a->kv_type, "KV element type: f32, f16, q8_0")->capture_default_str();
+  add_kv_type_option(*cmd, a->kv_type);
   cmd->add_option("--block-size", a->engine.block_size, "tokens per KV block")->capture_default_str();
   cmd->add_flag("--kv-prefault", a->engine.kv_prefault, kKvPrefaultHelp);
   cmd->add_option("--policy", a->policy, "scheduling: fcfs or cost-aware")->capture_default_str();

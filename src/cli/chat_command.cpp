@@ -1,12 +1,14 @@
 // parley chat: an interactive multi-turn conversation in the terminal.
 // Each turn re-renders the conversation with the model's chat template; the
-// Generator's prefix re-use means only the new turn is prefilled.
+// engine's prefix cache means only the new turn is prefilled (from the last
+// whole KV block the conversation shares with the previous turn).
 #include <iostream>
 
 #include "chat/chat_template.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "cli/sampling_options.h"
-#include "engine/generator.h"
+#include "engine/run_request.h"
 #include "model/model.h"
 
 namespace parley {
@@ -16,16 +18,15 @@ struct ChatArgs {
   ModelOptions model;
   SamplingOptions sampling;
   std::string system;
+  LocalEngineOptions engine;
   int32_t max_new = 512;
-  int32_t context = 0;
 };
 
 void run_chat(const ChatArgs& a) {
   auto model = a.model.load();
-  ThreadPool pool(a.model.resolved_threads());
-  Generator gen(*model, pool, a.context);
+  LlmEngine engine(*model, a.engine.config(a.model.resolved_threads()));
   const Tokenizer& tok = model->tokenizer();
-  GenerateOptions opts = a.sampling.options(a.max_new);
+  Request opts = a.sampling.request({}, a.max_new);
   // Template formats end a turn with a special token (EOS/EOT); the plain
   // fallback format has none, so the next "User:" line ends the answer.
   if (chat::detect_chat_family(tok.vocab().chat_template) == chat::ChatFamily::Plain)
@@ -42,13 +43,12 @@ void run_chat(const ChatArgs& a) {
     }
     if (line.empty()) continue;
     msgs.push_back({"user", line});
-    const auto r = gen.run(chat::encode_chat(tok, msgs, true), opts, [](std::string_view text, int32_t) {
-      std::cout << text << std::flush;
-      return true;
-    });
+    Request turn = opts;
+    turn.prompt = chat::encode_chat(tok, msgs, true);
+    const auto r = run_request(engine, std::move(turn), [](std::string_view text) { std::cout << text << std::flush; });
     std::cout << "\n";
-    std::cerr << "[" << r.tokens.size() << " tokens, " << (r.decode_ms > 0 ? r.tokens.size() * 1000.0 / r.decode_ms : 0)
-              << " tok/s, " << r.prefilled_tokens << " of " << r.prompt_tokens << " prompt tokens prefilled]\n";
+    std::cerr << "[" << r.tokens.size() << " tokens, " << r.decode_tok_s() << " tok/s, " << r.prefilled_tokens()
+              << " of " << r.prompt_tokens << " prompt tokens prefilled]\n";
     msgs.push_back({"assistant", r.text});
   }
 }
@@ -62,8 +62,8 @@ void add_chat_command(CLI::App& app) {
   args->model.add_chat_template_to(*cmd);
   args->sampling.add_to(*cmd);
   cmd->add_option("--system", args->system, "system prompt");
+  args->engine.add_to(*cmd);
   cmd->add_option("-n,--max-new", args->max_new, "maximum tokens per answer")->capture_default_str();
-  cmd->add_option("-c,--ctx", args->context, "context length (default: the model's)");
   cmd->callback([args] { run_chat(*args); });
 }
 

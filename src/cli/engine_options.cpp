@@ -30,4 +30,28 @@ KvPolicy parse_kv_policy(const std::string& name) {
   return *p;
 }
 
+void add_kv_type_option(CLI::App& cmd, std::string& type) {
+  cmd.add_option("--kv-type", type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
+}
+
+DType parse_kv_type(const std::string& name) {
+  const auto t = dtype_from_name(name);  // the engine refuses types other than f32, f16 and q8_0
+  if (!t) throw Error("--kv-type: '" + name + "' is not f32, f16 or q8_0");
+  return *t;
+}
+
+void LocalEngineOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("-c,--ctx", context, "context length (default: the model's)");
+  add_kv_type_option(cmd, kv_type);
+}
+
+EngineConfig LocalEngineOptions::config(int threads) const {
+  EngineConfig c;
+  c.threads = threads;
+  c.max_context = context;
+  c.kv_type = parse_kv_type(kv_type);
+  c.max_running = 1;
+  return c;
+}
+
 }  // namespace parley

@@ -1,8 +1,9 @@
 #pragma once
 // The engine flags shared by `serve` and `bench-serve`: the step's size
 // (--max-running, --max-batch-tokens, --max-step-ms), the KV retention policy
-// (the server's default: --kv-policy, --kv-window, --kv-sink, --kv-heavy)
-// and --kv-prefault's help.
+// (the server's default: --kv-policy, --kv-window, --kv-sink, --kv-heavy),
+// --kv-type and --kv-prefault's help; and the engine of the commands that
+// generate for one user (`generate`, `chat`).
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -16,6 +17,19 @@ void add_step_options(CLI::App& cmd, EngineConfig& c);
 void add_kv_retention_options(CLI::App& cmd, std::string& policy, KvRetention& r);
 // The policy named by --kv-policy; throws parley::Error for another name.
 KvPolicy parse_kv_policy(const std::string& name);
+
+// --kv-type: f32, f16 or q8_0.
+void add_kv_type_option(CLI::App& cmd, std::string& type);
+// Throws parley::Error for another name.
+DType parse_kv_type(const std::string& name);
+
+// `generate` and `chat`: one user's engine (--ctx, --kv-type; threads from --threads).
+struct LocalEngineOptions {
+  int32_t context = 0;
+  std::string kv_type = "f16";
+  void add_to(CLI::App& cmd);
+  EngineConfig config(int threads) const;
+};
 
 inline constexpr const char* kKvPrefaultHelp =
     "write the whole KV pool at start (huge pages where the kernel gives them): no page faults while serving, "

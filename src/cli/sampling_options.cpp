@@ -1,6 +1,7 @@
 #include "cli/sampling_options.h"
 
 #include <random>
+#include <utility>
 
 namespace parley {
 
@@ -17,8 +18,9 @@ void SamplingOptions::add_to(CLI::App& cmd) {
   cmd.add_flag("--ignore-eos", ignore_eos, "continue past end-of-generation tokens");
 }
 
-GenerateOptions SamplingOptions::options(int32_t max_tokens) const {
-  GenerateOptions o;
+Request SamplingOptions::request(std::vector<int32_t> prompt, int32_t max_tokens) const {
+  Request o;
+  o.prompt = std::move(prompt);
   o.sampling.temperature = temperature;
   o.sampling.top_k = top_k;
   o.sampling.top_p = top_p;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/generator.h"
+#include "engine/request.h"
 
 namespace parley {
 
@@ -22,7 +22,8 @@ struct SamplingOptions {
   bool ignore_eos = false;
 
   void add_to(CLI::App& cmd);
-  GenerateOptions options(int32_t max_tokens) const;
+  // A request for `prompt` with these settings and at most max_tokens new tokens.
+  Request request(std::vector<int32_t> prompt, int32_t max_tokens) const;
 };
 
 }  // namespace parley

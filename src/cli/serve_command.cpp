@@ -62,12 +62,6 @@ serve::StaticAnswersMode parse_static_mode(const std::string& s) {
                        : serve::StaticAnswersMode::Degraded;
 }
 
-DType parse_kv_type(const std::string& s) {
-  const auto t = dtype_from_name(s);  // the engine refuses types other than f32, f16 and q8_0
-  if (!t) throw Error("--kv-type: '" + s + "' is not f32, f16 or q8_0");
-  return *t;
-}
-
 // Values from the --config file for the options that neither a flag nor an
 // environment variable set.
 void apply_config_file(CLI::App& cmd, const std::string& path) {
@@ -189,7 +183,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--pooling", a.pooling, "how /v1/embeddings pools an input's hidden states: mean, last or cls (default: the model's own pooling_type, else mean)")
       ->check(CLI::IsMember({"mean", "last", "cls"}));
   cmd.add_option("--kv-memory", a.kv_memory, "KV cache pool: bytes, 512M, 2G or 25% of RAM (default: the engine's)");
-  cmd.add_option("--kv-type", a.kv_type, "KV cache element type: f32, f16 or q8_0")->capture_default_str();
+  add_kv_type_option(cmd, a.kv_type);
   cmd.add_flag("--kv-prefault", a.engine.kv_prefault, kKvPrefaultHelp);
   add_kv_retention_options(cmd, a.kv_policy, a.engine.kv_retention);
   cmd.add_flag("--no-prefix-cache", a.no_prefix_cache, "turn automatic prefix caching off");

@@ -1,7 +1,7 @@
 #pragma once
 // The attention of one token's query heads that share KV head `kv_head`, at
 // position `pos`: causal and within the model's sliding window, if it has one.
-// Shared by Forward and BatchForward, whose q/att buffers are [token][q_dim].
+// BatchForward's q/att buffers are [token][q_dim].
 #include <cstddef>
 #include <cstdint>
 

@@ -264,16 +264,21 @@ void BatchForward::pool(const BatchChunk* chunks, int32_t n_chunks) {
   }
 }
 
-// The output projection only for the last token of the chunks that asked.
+// The output projection only for the tokens whose logits were asked for:
+// the last of a `logits` chunk, every one of an `all_logits` chunk. Only
+// all_logits grows the output buffer beyond a row per chunk.
 const float* BatchForward::logits(const BatchChunk* chunks, int32_t n_chunks) {
   const size_t dim = size_t(c_.dim);
   int32_t rows = 0;
   for (int32_t ci = 0; ci < n_chunks; ++ci) {
-    if (!chunks[ci].logits) continue;
-    const size_t last = size_t(chunk_first_[size_t(ci)] + chunks[ci].n - 1);
-    rmsnorm(xb_.data() + size_t(rows++) * dim, x_.data() + last * dim, model_.weights().output_norm, c_.dim,
-            c_.norm_eps);
+    const BatchChunk& c = chunks[ci];
+    if (!c.logits && !c.all_logits) continue;
+    const int32_t first = chunk_first_[size_t(ci)], end = first + c.n;
+    for (int32_t t = c.all_logits ? first : end - 1; t < end; ++t)
+      rmsnorm(xb_.data() + size_t(rows++) * dim, x_.data() + size_t(t) * dim, model_.weights().output_norm, c_.dim,
+              c_.norm_eps);
   }
+  if (size_t(rows) * size_t(c_.vocab_size) > logits_.size()) logits_.resize(size_t(rows) * size_t(c_.vocab_size));
   if (rows > 0) matmul(model_.weights().output, xb_.data(), logits_.data(), rows, pool_);
   return logits_.data();
 }

@@ -23,6 +23,7 @@ struct BatchChunk {
   int32_t pos = 0;                  // position of tokens[0]
   const int32_t* blocks = nullptr;  // the sequence's block table
   bool logits = false;              // the last token's logits are wanted
+  bool all_logits = false;          // every token's logits are wanted (perplexity; implies `logits`)
   // Retention policies: keys are stored without RoPE and slots are attended
   // by position. slot_pos[s] is slot s's position (-1: empty) for s < n_slots,
   // this chunk's slots included; slots[i] is token i's slot. When null, token
@@ -47,9 +48,10 @@ class BatchForward {
   BatchForward(const Model& model, ThreadPool& pool, KvCache& cache, int32_t max_tokens, int32_t max_chunks,
                int32_t max_context);
 
-  // Returns the logits of the chunks that asked for them, in chunk order:
-  // rows of vocab_size floats, valid until the next call. Chunks with
-  // `pooled` get their hidden states pooled there.
+  // Returns the logits of the chunks that asked for them, in chunk order
+  // (one row per token for `all_logits` chunks): rows of vocab_size floats,
+  // valid until the next call. Chunks with `pooled` get their hidden states
+  // pooled there.
   const float* step(const BatchChunk* chunks, int32_t n_chunks);
 
   int32_t max_tokens() const { return max_tokens_; }

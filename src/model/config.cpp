@@ -1,15 +1,11 @@
 #include "model/config.h"
 
-#include <array>
-#include <string_view>
-
 #include "gguf/gguf.h"
+#include "model/arch.h"
 #include "util/error.h"
 
 namespace parley {
 namespace {
-
-constexpr std::array<std::string_view, 4> kArchs = {"llama", "mistral", "qwen2", "qwen3"};
 
 void require_positive(const std::string& source, const char* field, int64_t v) {
   if (v <= 0)
@@ -22,12 +18,6 @@ int32_t checked_i32(const std::string& source, const std::string& key, uint64_t 
 }
 
 }  // namespace
-
-bool is_supported_arch(const std::string& arch) {
-  for (auto a : kArchs)
-    if (a == arch) return true;
-  return false;
-}
 
 void ModelConfig::validate(const std::string& source) const {
   require_positive(source, "embedding length", dim);
@@ -52,9 +42,10 @@ ModelConfig config_from_gguf(const gguf::File& f) {
   ModelConfig c;
   const std::string& src = f.path();
   c.arch = f.get_string("general.architecture");
-  if (!is_supported_arch(c.arch))
-    throw Error(src + ": general.architecture '" + c.arch +
-                "' is not supported (expected llama, mistral, qwen2 or qwen3)");
+  const ArchTraits* traits = find_arch(c.arch);
+  if (!traits)
+    throw Error(src + ": general.architecture '" + c.arch + "' is not supported (expected " +
+                supported_arch_names() + ")");
   const std::string a = c.arch + ".";
   auto get = [&](const std::string& key) { return checked_i32(src, a + key, f.get_uint(a + key)); };
   auto get_or = [&](const std::string& key, uint64_t d) {
@@ -83,8 +74,8 @@ ModelConfig config_from_gguf(const gguf::File& f) {
     throw Error(src + ": " + a + "pooling_type " + std::to_string(pooling) +
                 " is not supported (expected 0 none, 1 mean, 2 cls or 3 last)");
   c.pooling = Pooling(pooling);
-  c.rope_style = (c.arch == "qwen2" || c.arch == "qwen3") ? RopeStyle::Neox : RopeStyle::Interleaved;
-  c.qk_norm = c.arch == "qwen3";
+  c.rope_style = traits->rope_style;
+  c.qk_norm = traits->qk_norm;
   c.vocab_size = int32_t(f.get_strings("tokenizer.ggml.tokens").size());
   if (c.vocab_size == 0) c.vocab_size = get_or("vocab_size", 0);
   return c;

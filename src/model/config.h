@@ -1,7 +1,7 @@
 #pragma once
 // Hyper-parameters of a decoder-only transformer, read from GGUF metadata or
 // a llama2.c header. One forward pass serves every supported architecture;
-// the differences are these fields.
+// the differences are these fields (a family's fixed traits: model/arch.h).
 #include <cstdint>
 #include <string>
 
@@ -46,8 +46,5 @@ struct ModelConfig {
 // Reads {arch}.* keys; the caller fills tensor-dependent fields (tied_output,
 // qkv_bias when present as tensors) via the weights loader.
 ModelConfig config_from_gguf(const gguf::File& file);
-
-// Architectures the forward pass supports (general.architecture values).
-bool is_supported_arch(const std::string& arch);
 
 }  // namespace parley

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <functional>
 
-#include "model/forward.h"
+#include "model/sequence_forward.h"
 #include "util/error.h"
 
 namespace parley {
@@ -36,7 +36,7 @@ void log_softmax(const float* logits, int32_t n, std::vector<double>& out) {
 }
 
 // All positions' logits of one window (n x vocab).
-const std::vector<float>& window_logits(Forward& f, const int32_t* first, int32_t n, int32_t vocab,
+const std::vector<float>& window_logits(SequenceForward& f, const int32_t* first, int32_t n, int32_t vocab,
                                         std::vector<float>& buf) {
   buf.resize(size_t(n) * size_t(vocab));
   f.reset();
@@ -58,7 +58,7 @@ PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& toke
                             ThreadPool& pool) {
   window = resolve_window(model, window);
   const int32_t vocab = model.config().vocab_size;
-  Forward f(model, pool, window);
+  SequenceForward f(model, pool, window);
   std::vector<float> buf;
   std::vector<double> lp;
   PerplexityResult r;
@@ -80,7 +80,7 @@ CompareResult compare_models(const Model& ref, const Model& test, const std::vec
     throw Error("eval --compare: the models' vocabularies differ (" + std::to_string(vocab) + " and " +
                 std::to_string(test.config().vocab_size) + " tokens)");
   window = std::min(resolve_window(ref, window), resolve_window(test, window));
-  Forward fr(ref, pool, window), ft(test, pool, window);
+  SequenceForward fr(ref, pool, window), ft(test, pool, window);
   std::vector<float> br, bt;
   std::vector<double> lr, lt;
   CompareResult c;

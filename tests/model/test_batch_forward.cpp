@@ -1,5 +1,5 @@
 // BatchForward (several sequences per step over a paged K/V cache) against
-// the single-sequence Forward, and stories260K's greedy golden outputs.
+// one sequence at a time (SequenceForward), and stories260K's greedy golden outputs.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <numeric>
 
 #include "model/batch_forward.h"
-#include "model/forward.h"
+#include "model/sequence_forward.h"
 #include "model/mkmodel.h"
 #include "util/error.h"
 #include "model_test_util.h"
@@ -111,7 +111,7 @@ void expect_matches_forward(const Model& model, DType kv_type, bool retention, d
   ThreadPool pool(1);
   for (size_t i = 0; i < seqs.size(); ++i) {
     const auto& tokens = seqs[i].tokens;
-    Forward fwd(model, pool);
+    SequenceForward fwd(model, pool);
     std::vector<float> want(tokens.size() * size_t(vocab));
     fwd.eval(tokens.data(), int32_t(tokens.size()), want.data());
     ASSERT_FALSE(got[i].empty());

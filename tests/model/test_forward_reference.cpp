@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "kernels/thread_pool.h"
-#include "model/forward.h"
+#include "model/sequence_forward.h"
 #include "model/mkmodel.h"
 #include "model/model.h"
 #include "reference_forward.h"
@@ -81,7 +81,7 @@ void expect_matches_reference(const std::string& path, double tolerance, int thr
   ThreadPool pool(threads);
   for (const auto& p : prompts()) {
     const auto want = testing::reference_logits(path, p);
-    Forward fwd(*model, pool);
+    SequenceForward fwd(*model, pool);
     std::vector<float> got(p.size() * size_t(model->config().vocab_size));
     // Evaluate in two calls so the second part attends to cached K/V.
     const int32_t split = int32_t(p.size()) / 2;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gguf/writer.h"
+#include "model/arch.h"
 #include "model/mkmodel.h"
 #include "model/model.h"
 #include "util/error.h"
@@ -177,19 +178,39 @@ TEST(ModelLoad, WrongShapeIsNamedWithBothShapes) {
   std::filesystem::remove(broken);
 }
 
-// The metadata of a tiny llama, with `extra` keys.
-ModelConfig config_with(const std::vector<std::pair<std::string, gguf::Value>>& extra) {
+// The metadata of a tiny model of architecture `arch`, with `extra` keys.
+ModelConfig config_with(const std::vector<std::pair<std::string, gguf::Value>>& extra,
+                        const std::string& arch = "llama") {
   gguf::Writer w;
-  w.set("general.architecture", gguf::Value::str("llama"));
-  for (const char* k : {"llama.embedding_length", "llama.block_count", "llama.attention.head_count",
-                        "llama.feed_forward_length", "llama.context_length"})
-    w.set(k, gguf::Value::u32(8));
+  w.set("general.architecture", gguf::Value::str(arch));
+  for (const char* k : {".embedding_length", ".block_count", ".attention.head_count", ".feed_forward_length",
+                        ".context_length"})
+    w.set(arch + k, gguf::Value::u32(8));
   for (const auto& [k, v] : extra) w.set(k, v);
   const std::string path = ::testing::TempDir() + "/parley_pooling.gguf";
   w.write(path);
   const ModelConfig c = config_from_gguf(*gguf::File::open(path));
   std::filesystem::remove(path);
   return c;
+}
+
+TEST(ModelConfig, EachFamilyTakesItsRowOfTraits) {
+  for (const ArchTraits& a : supported_archs()) {
+    const ModelConfig c = config_with({}, std::string(a.name));
+    EXPECT_EQ(c.rope_style, a.rope_style) << a.name;
+    EXPECT_EQ(c.qk_norm, a.qk_norm) << a.name;
+  }
+  EXPECT_EQ(config_with({}, "llama").rope_style, RopeStyle::Interleaved);
+  EXPECT_EQ(config_with({}, "qwen2").rope_style, RopeStyle::Neox);
+  EXPECT_TRUE(config_with({}, "qwen3").qk_norm);
+  try {
+    config_with({}, "gemma2");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'gemma2' is not supported (expected llama, mistral, qwen2 or qwen3)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ModelConfig, PoolingTypeFromGguf) {

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "kernels/cpu.h"
-#include "model/forward.h"
+#include "model/sequence_forward.h"
 #include "model/mkmodel.h"
 #include "model_test_util.h"
 
@@ -18,7 +18,7 @@ using testing::kBundled;
 
 std::vector<float> all_logits(const Model& model, const std::vector<int32_t>& tokens) {
   ThreadPool pool(2);
-  Forward fwd(model, pool);
+  SequenceForward fwd(model, pool);
   std::vector<float> out(tokens.size() * size_t(model.config().vocab_size));
   fwd.eval(tokens.data(), int32_t(tokens.size()), out.data());
   return out;

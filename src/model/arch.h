@@ -1,0 +1,33 @@
+#pragma once
+// The architecture families the one forward pass (BatchForward) runs, as
+// rows of traits. The loader copies a family's row into ModelConfig, which is
+// all the pass reads: a family that differs from another only in these traits
+// is one more row here; a new kind of block, norm or activation (Gemma's
+// soft-capping, a mixture-of-experts FFN) is a new column and its branch in
+// the pass, never a copy of it.
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "model/config.h"
+
+namespace parley {
+
+struct ArchTraits {
+  std::string_view name;  // general.architecture
+  RopeStyle rope_style;   // which dimension pairs RoPE rotates
+  bool qk_norm;           // RMSNorm per head on Q and K before RoPE (the file must have the norms)
+  // What the loader honours for every family, from the file: grouped-query
+  // attention, Q/K/V biases when present (Qwen2 always has them), a tied
+  // output matrix when output.weight is absent, rope_freqs.weight (Llama 3
+  // scaling), linear rope scaling, partial rotary dimensions and
+  // {arch}.attention.sliding_window (Mistral's, on every layer).
+};
+
+std::span<const ArchTraits> supported_archs();
+// nullptr for an architecture the pass does not run.
+const ArchTraits* find_arch(std::string_view name);
+// "llama, mistral, qwen2 or qwen3": for error messages.
+std::string supported_arch_names();
+
+}  // namespace parley
