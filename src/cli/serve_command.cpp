@@ -12,9 +12,9 @@
 #include "engine/llm_engine.h"
 #include "model/model.h"
 #include "serve/api_server.h"
-#include "serve/ops_setup.h"
-#include "serve/session_cache_backends.h"
-#include "serve/static_answers_signal.h"
+#include "serve/ops/ops_setup.h"
+#include "serve/sessions/session_cache_backends.h"
+#include "serve/sessions/static_answers_signal.h"
 #include "util/error.h"
 
 namespace parley {

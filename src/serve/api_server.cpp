@@ -6,11 +6,14 @@
 #include <iostream>
 #include <thread>
 
-#include "serve/api_error.h"
-#include "serve/middleware.h"
-#include "serve/watchdog.h"
-#include "serve/routes.h"
-#include "serve/ws_session.h"
+#include "serve/ops/static_routes.h"
+#include "serve/ops/status_routes.h"
+#include "serve/ops/watchdog.h"
+#include "serve/routes/middleware.h"
+#include "serve/routes/routes.h"
+#include "serve/sessions/session_routes.h"
+#include "serve/transport/api_error.h"
+#include "serve/ws/ws_session.h"
 
 namespace parley::serve {
 namespace {

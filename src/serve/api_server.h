@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <iosfwd>
 
-#include "serve/api_context.h"
-#include "serve/http_server.h"
-#include "serve/router.h"
+#include "serve/api/api_context.h"
+#include "serve/transport/http_server.h"
+#include "serve/transport/router.h"
 
 namespace parley::serve {
 

@@ -1,6 +1,6 @@
 // Anthropic's Messages API: what a request may hold (and the 400 naming what
 // it may not), and the shapes of the message, its stream and its errors.
-#include "serve/anthropic_messages.h"
+#include "serve/api/anthropic_messages.h"
 
 #include <gtest/gtest.h>
 

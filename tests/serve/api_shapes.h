@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "serve/api_error.h"
-#include "serve/choice.h"
-#include "serve/generation_params.h"
+#include "serve/transport/api_error.h"
+#include "serve/api/choice.h"
+#include "serve/api/generation_params.h"
 
 namespace parley::serve::test {
 

@@ -1,4 +1,4 @@
-#include "serve/auth.h"
+#include "serve/protection/auth.h"
 
 #include <gtest/gtest.h>
 

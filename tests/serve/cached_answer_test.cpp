@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "serve/cached_answer.h"
+#include "serve/sessions/cached_answer.h"
 #include "test_events.h"
 
 namespace parley::serve {

@@ -1,13 +1,13 @@
 // --trusted-proxy: CIDR parsing and the client address taken from
 // X-Forwarded-For only through trusted proxies (docs/security.md).
-#include "serve/client_address.h"
+#include "serve/protection/client_address.h"
 
 #include <gtest/gtest.h>
 
 #include "fake_exchange.h"
-#include "serve/api_error.h"
-#include "serve/http_message.h"
-#include "serve/rate_limit.h"
+#include "serve/transport/api_error.h"
+#include "serve/transport/http_message.h"
+#include "serve/protection/rate_limit.h"
 #include "util/error.h"
 
 namespace parley::serve {

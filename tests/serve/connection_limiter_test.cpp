@@ -1,4 +1,4 @@
-#include "serve/connection_limiter.h"
+#include "serve/transport/connection_limiter.h"
 
 #include <gtest/gtest.h>
 

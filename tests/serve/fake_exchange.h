@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "serve/exchange.h"
+#include "serve/transport/exchange.h"
 
 namespace parley::serve::test {
 

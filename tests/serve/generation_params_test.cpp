@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "serve/api_error.h"
-#include "serve/generation_params.h"
+#include "serve/transport/api_error.h"
+#include "serve/api/generation_params.h"
 
 namespace parley::serve {
 namespace {

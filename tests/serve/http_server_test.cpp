@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "raw_client.h"
-#include "serve/http_server.h"
+#include "serve/transport/http_server.h"
 
 namespace parley::serve {
 namespace {

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "serve/api_error.h"
-#include "serve/generation_params.h"
-#include "serve/kv_retention_param.h"
-#include "serve/request_builder.h"
+#include "serve/transport/api_error.h"
+#include "serve/api/generation_params.h"
+#include "serve/api/kv_retention_param.h"
+#include "serve/api/request_builder.h"
 
 namespace parley::serve {
 namespace {

@@ -3,10 +3,10 @@
 #include <filesystem>
 
 #include "model/model.h"
-#include "serve/openai_format.h"
-#include "serve/request_builder.h"
-#include "serve/api_error.h"
-#include "serve/sse.h"
+#include "serve/api/openai_format.h"
+#include "serve/api/request_builder.h"
+#include "serve/transport/api_error.h"
+#include "serve/transport/sse.h"
 #include "test_events.h"
 
 namespace parley::serve {

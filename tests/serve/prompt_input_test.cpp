@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "model/model.h"
-#include "serve/api_error.h"
-#include "serve/prompt_input.h"
+#include "serve/transport/api_error.h"
+#include "serve/api/prompt_input.h"
 
 namespace parley::serve {
 namespace {

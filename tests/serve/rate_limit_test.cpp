@@ -1,13 +1,13 @@
 // RateLimiter over the real local buckets: limits per key, headers, 429s and
 // the token reservation's settlement.
-#include "serve/rate_limit.h"
+#include "serve/protection/rate_limit.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "fake_exchange.h"
-#include "serve/api_error.h"
+#include "serve/transport/api_error.h"
 
 namespace parley::serve {
 namespace {

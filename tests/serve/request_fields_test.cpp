@@ -1,8 +1,8 @@
-#include "serve/request_fields.h"
+#include "serve/api/request_fields.h"
 
 #include <gtest/gtest.h>
 
-#include "serve/api_error.h"
+#include "serve/transport/api_error.h"
 
 namespace parley::serve {
 namespace {

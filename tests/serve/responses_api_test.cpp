@@ -1,7 +1,7 @@
 // OpenAI's Responses API: what a request may hold (and the 400 naming what
 // it may not), the response object, its stream's events, and a stored
 // response's record.
-#include "serve/responses_api.h"
+#include "serve/api/responses_api.h"
 
 #include <gtest/gtest.h>
 

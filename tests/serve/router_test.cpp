@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "fake_exchange.h"
-#include "serve/api_error.h"
-#include "serve/router.h"
+#include "serve/transport/api_error.h"
+#include "serve/transport/router.h"
 
 namespace parley::serve {
 namespace {

@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
 #include "model/model.h"
-#include "serve/api_error.h"
-#include "serve/prompt_input.h"
-#include "serve/session_chat.h"
-#include "serve/session_turn.h"
+#include "serve/transport/api_error.h"
+#include "serve/api/prompt_input.h"
+#include "serve/sessions/session_chat.h"
+#include "serve/sessions/session_turn.h"
 
 namespace parley::serve {
 namespace {

@@ -2,8 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_exchange.h"
-#include "serve/routes.h"
-#include "serve/static_routes.h"
+#include "serve/ops/static_routes.h"
 
 namespace parley::serve {
 namespace {

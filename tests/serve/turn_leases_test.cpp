@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "serve/session_turn.h"
-#include "serve/turn_leases.h"
+#include "serve/sessions/session_turn.h"
+#include "serve/sessions/turn_leases.h"
 
 namespace parley::serve {
 namespace {

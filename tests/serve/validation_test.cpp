@@ -1,12 +1,12 @@
-#include "serve/validation.h"
+#include "serve/protection/validation.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "serve/admission.h"
-#include "serve/api_error.h"
-#include "serve/request_id.h"
+#include "serve/api/admission.h"
+#include "serve/transport/api_error.h"
+#include "serve/transport/request_id.h"
 #include "util/error.h"
 
 namespace parley::serve {

@@ -1,0 +1,69 @@
+#pragma once
+// What the API routes share: the served model and its engine, request
+// limits, live generations, and the server's state and counters.
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/llm_engine.h"
+#include "model/model.h"
+#include "serve/transport/exchange.h"
+#include "serve/api/generation.h"
+#include "serve/api/generation_params.h"
+#include "serve/transport/server_state.h"
+#include "serve/api/session_cache_services.h"
+#include "obs/logger.h"
+#include "obs/periodic.h"
+#include "serve/protection/auth.h"
+#include "serve/protection/ops_settings.h"
+#include "serve/protection/rate_limit.h"
+#include "serve/api/serve_metrics.h"
+#include "serve/protection/validation.h"
+
+namespace parley::serve {
+
+struct ApiContext {
+  ApiContext(const Model& m, LlmEngine& e, std::string id, std::string fp, ParamLimits l);  // created: now
+
+  const Model& model;
+  LlmEngine& engine;
+  std::string model_id;     // the name clients use in "model"
+  std::string fingerprint;  // system_fingerprint
+  int64_t created = 0;      // unix time the model was loaded
+  ParamLimits limits;
+  Pooling pooling = Pooling::Mean;     // of /v1/embeddings: --pooling, else the model's own, else mean
+  size_t max_pending_bytes = 4 << 20;  // a stream whose client reads slower is cancelled
+  GenerationRegistry generations;
+  ServerState state;
+  StateServices services;  // sessions, response cache, static answers (null: off)
+  // Protection and operations (docs/operations.md).
+  OpsSettings ops;
+  KeyStore keys;                              // none: no API keys needed
+  std::unique_ptr<RateLimiter> rate_limiter;  // null: no rate limits
+  std::optional<Blocklist> blocklist;
+  ServeMetrics metrics;
+  obs::Logger log{std::cerr};                 // JSON lines: access and engine events
+  LlmEngine* fallback_engine = nullptr;       // --fallback-model, used while degraded
+  std::atomic<bool> shedding{false};          // memory above the high watermark: new requests get 503
+  std::unique_ptr<obs::Periodic> watchdog;    // RSS, KV and degraded mode, every second (serve/ops/watchdog.h)
+};
+
+// 503 while the server is not accepting work (loading or shutting down).
+void require_ready(const ApiContext& ctx);
+// The parameter limits of a request on `ex`: the server's, with its API key's priority.
+ParamLimits request_limits(const ApiContext& ctx, const Exchange& ex);
+// 404 when the body names a model other than the one served.
+void check_model(const json& body, const ApiContext& ctx);
+// Runs `requests` for an HTTP exchange: events reach `on_event` on the
+// exchange's strand, and a client that goes away cancels them.
+std::shared_ptr<Generation> start_generation(const ExchangePtr& exchange, ApiContext& ctx,
+                                             std::vector<Request> requests, Generation::OnEvent on_event);
+// The same for any connection: admission (limits, queue, token reservation:
+// throws ApiError when refused) against `admission`, events posted with `post`.
+std::shared_ptr<Generation> start_generation(Exchange& admission, ApiContext& ctx, std::vector<Request> requests,
+                                             Generation::Post post, Generation::OnEvent on_event);
+
+}  // namespace parley::serve
