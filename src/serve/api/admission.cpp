@@ -1,6 +1,10 @@
 #include "serve/api/admission.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
 
 #include "serve/transport/api_error.h"
 
@@ -71,6 +75,38 @@ TokenReservation admit(Exchange& ex, ApiContext& ctx, std::vector<Request>& requ
     ++ctx.metrics.rate_limited;
     throw;
   }
+}
+
+std::shared_ptr<Generation> start_generation(Exchange& admission, ApiContext& ctx, std::vector<Request> requests,
+                                             Generation::Post post, Generation::OnEvent on_event) {
+  const TokenReservation reservation = admit(admission, ctx, requests);
+  // While degraded, new requests go to the fallback model (same vocabulary).
+  const bool degraded = ctx.state.degraded && ctx.fallback_engine;
+  if (degraded) {
+    admission.set_header("X-Parley-Degraded", "1");
+    ++ctx.metrics.degraded_requests;
+  }
+  // The last final event gives back the tokens reserved and not used: on the
+  // connection's strand, since the buckets may be in Redis and the engine thread must not wait.
+  auto settle = [&ctx, post, reservation, left = std::make_shared<std::atomic<size_t>>(requests.size()),
+                 used = std::make_shared<std::atomic<int64_t>>(0)](const Event& e) {
+    *used += e.prompt_tokens + e.completion_tokens;
+    if (--*left > 0 || !ctx.rate_limiter || reservation.tpm <= 0) return;
+    post([&ctx, reservation, total = double(used->load())] { ctx.rate_limiter->settle(reservation, total); });
+  };
+  return Generation::start(degraded ? *ctx.fallback_engine : ctx.engine, ctx.generations, std::move(requests),
+                           std::move(post), std::move(on_event), std::move(settle), admission.request_id());
+}
+
+std::shared_ptr<Generation> start_generation(const ExchangePtr& exchange, ApiContext& ctx,
+                                             std::vector<Request> requests, Generation::OnEvent on_event) {
+  auto generation = start_generation(
+      *exchange, ctx, std::move(requests), [exchange](std::function<void()> f) { exchange->post(std::move(f)); },
+      std::move(on_event));
+  exchange->on_disconnect([weak = std::weak_ptr(generation)] {
+    if (auto g = weak.lock()) g->cancel();
+  });
+  return generation;
 }
 
 }  // namespace parley::serve

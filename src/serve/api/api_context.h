@@ -57,13 +57,6 @@ void require_ready(const ApiContext& ctx);
 ParamLimits request_limits(const ApiContext& ctx, const Exchange& ex);
 // 404 when the body names a model other than the one served.
 void check_model(const json& body, const ApiContext& ctx);
-// Runs `requests` for an HTTP exchange: events reach `on_event` on the
-// exchange's strand, and a client that goes away cancels them.
-std::shared_ptr<Generation> start_generation(const ExchangePtr& exchange, ApiContext& ctx,
-                                             std::vector<Request> requests, Generation::OnEvent on_event);
-// The same for any connection: admission (limits, queue, token reservation:
-// throws ApiError when refused) against `admission`, events posted with `post`.
-std::shared_ptr<Generation> start_generation(Exchange& admission, ApiContext& ctx, std::vector<Request> requests,
-                                             Generation::Post post, Generation::OnEvent on_event);
+// Generations start through admission control: start_generation, admission.h.
 
 }  // namespace parley::serve

@@ -1,6 +1,7 @@
 // POST /chat: the seed system's batch endpoint. {"prompts": [...]} with 1 to
 // 8 user messages, run together in the engine's batch and answered in input
 // order as {"results": [...]}.
+#include "serve/api/admission.h"
 #include "serve/transport/api_error.h"
 #include "serve/api/openai_format.h"
 #include "serve/api/prompt_input.h"

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 
+#include "serve/api/admission.h"
 #include "serve/transport/api_error.h"
 #include "serve/api/openai_format.h"
 #include "serve/api/prompt_input.h"

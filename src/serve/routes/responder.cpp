@@ -1,5 +1,6 @@
 #include "serve/routes/responder.h"
 
+#include "serve/api/admission.h"
 #include "serve/transport/api_error.h"
 
 namespace parley::serve {

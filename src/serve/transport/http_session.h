@@ -1,10 +1,14 @@
 #pragma once
-// One HTTP connection (see http_server.h); internal to the server.
+// One HTTP connection, started by HttpServer (http_server.h); internal to the
+// server. Both take their options and hooks from http_options.h.
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http.hpp>
 #include <memory>
 
-#include "serve/transport/http_server.h"
+#include "serve/transport/connection_limiter.h"
+#include "serve/transport/http_options.h"
+#include "serve/transport/router.h"
+#include "serve/transport/server_state.h"
 
 namespace parley::serve {
 

@@ -1,5 +1,6 @@
 #include "serve/ws/ws_conversation.h"
 
+#include "serve/api/admission.h"
 #include "serve/transport/api_error.h"
 #include "serve/transport/detached_exchange.h"
 #include "serve/routes/middleware.h"
