@@ -359,7 +359,8 @@ test('engine log lines: request_finished with usage and timings; prompt and answ
     try {
       const answers = [];
       for (const n of [1, 2]) {
-        const r = await post(server.url, '/v1/completions', { prompt, max_tokens: 24, ignore_eos: true, temperature: 0 },
+        const user = n === 2 ? { user: 'end-user-7' } : {};
+        const r = await post(server.url, '/v1/completions', { prompt, max_tokens: 24, ignore_eos: true, temperature: 0, ...user },
           { 'x-request-id': `log-${content}-${n}` });
         assert.equal(r.status, 200);
         answers.push((await r.json()).choices[0].text);
@@ -375,6 +376,15 @@ test('engine log lines: request_finished with usage and timings; prompt and answ
       assert.equal(first.choice, 0);
       assert.ok(first.queue_wait_ms >= 0 && first.ttft_ms >= first.queue_wait_ms && first.total_ms >= first.ttft_ms, JSON.stringify(first));
       assert.ok(second.cached_prompt_tokens > 0, 'the same prompt again: found in the prefix cache');
+      assert.equal(first.user, undefined);
+      assert.equal(second.user, 'end-user-7', 'the body\'s end user is logged with the request');
+      const m = await post(server.url, '/v1/messages',
+        { max_tokens: 4, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'anthropic-user' } },
+        { 'x-request-id': `log-${content}-messages` });
+      assert.equal(m.status, 200, await m.text());
+      await sleep(50);
+      const messages = logLines(server).find((l) => l.event === 'request_finished' && l.request_id === `log-${content}-messages`);
+      assert.equal(messages?.user, 'anthropic-user');
       const log = server.stderr();
       if (content) {
         assert.equal(first.text, answers[0]);

@@ -43,6 +43,7 @@ TEST(AnthropicRequest, SystemMessagesAndParameters) {
   EXPECT_EQ(r.params.sampling.top_k, 40);
   EXPECT_EQ(r.params.stop, (std::vector<std::string>{"The end", "\n\n"}));
   EXPECT_TRUE(r.params.stream);
+  EXPECT_EQ(r.params.user, "u-1");
   EXPECT_EQ(r.params.n, 1);
 }
 

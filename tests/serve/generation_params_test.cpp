@@ -32,6 +32,7 @@ TEST(GenerationParams, DefaultsAreOpenAis) {
   EXPECT_EQ(p.top_logprobs, -1);
   EXPECT_FALSE(p.stream);
   EXPECT_FALSE(p.seeded);
+  EXPECT_EQ(p.user, "");
 }
 
 TEST(GenerationParams, ReadsEveryField) {
@@ -55,6 +56,7 @@ TEST(GenerationParams, ReadsEveryField) {
   EXPECT_TRUE(p.stream);
   EXPECT_TRUE(p.include_usage);
   EXPECT_TRUE(p.ignore_eos);
+  EXPECT_EQ(p.user, "u1");
 }
 
 TEST(GenerationParams, MaxCompletionTokensWinsAndStopMayBeAString) {

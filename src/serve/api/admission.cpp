@@ -95,7 +95,8 @@ std::shared_ptr<Generation> start_generation(Exchange& admission, ApiContext& ct
     post([&ctx, reservation, total = double(used->load())] { ctx.rate_limiter->settle(reservation, total); });
   };
   return Generation::start(degraded ? *ctx.fallback_engine : ctx.engine, ctx.generations, std::move(requests),
-                           std::move(post), std::move(on_event), std::move(settle), admission.request_id());
+                           std::move(post), std::move(on_event), std::move(settle), admission.request_id(),
+                           admission.end_user());
 }
 
 std::shared_ptr<Generation> start_generation(const ExchangePtr& exchange, ApiContext& ctx,

@@ -21,14 +21,17 @@ void check_anthropic_last_is_user(const std::vector<chat::ChatMessage>& messages
   }
 }
 
-void check_anthropic_metadata(const json& body) {
+// metadata.user_id: the client's end user, logged as OpenAI's `user` is.
+std::string anthropic_user(const json& body) {
   const json* m = get_field(body, "metadata");
-  if (!m) return;
+  if (!m) return "";
   if (!m->is_object()) throw invalid_request("'metadata' must be an object", "metadata", "invalid_type");
   refuse_other_fields(*m, {"user_id"}, "metadata.");
-  // Accepted (type-checked) as OpenAI's `user` is; not used.
-  if (const json* user = get_field(*m, "user_id"); user && !user->is_string())
+  const json* user = get_field(*m, "user_id");
+  if (!user || user->is_null()) return "";
+  if (!user->is_string())
     throw invalid_request("'metadata.user_id' must be a string", "metadata.user_id", "invalid_type");
+  return user->get<std::string>();
 }
 
 const char* anthropic_error_type(int status) {
@@ -76,8 +79,8 @@ AnthropicRequest parse_anthropic_request(const json& body, const ParamLimits& li
   check_anthropic_last_is_user(r.messages);
   if (!get_field(body, "max_tokens"))
     throw invalid_request("'max_tokens' is required", "max_tokens", "missing_required_parameter");
-  check_anthropic_metadata(body);
   r.params = parse_generation_params(body, limits, LogprobsStyle::Chat, {"max_tokens", "stop_sequences", 1.0});
+  r.params.user = anthropic_user(body);
   return r;
 }
 

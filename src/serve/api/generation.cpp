@@ -52,10 +52,11 @@ Generation::~Generation() {
 
 std::shared_ptr<Generation> Generation::start(LlmEngine& engine, GenerationRegistry& registry,
                                               std::vector<Request> requests, Post post, OnEvent on_event,
-                                              OnFinal on_final, std::string request_id) {
+                                              OnFinal on_final, std::string request_id, std::string user) {
   std::shared_ptr<Generation> g(
       new Generation(engine, registry, std::move(post), std::move(on_event), std::move(on_final), requests.size()));
   g->request_id_ = std::move(request_id);
+  g->user_ = std::move(user);
   std::vector<std::pair<Request, EventSink>> batch;
   for (size_t i = 0; i < requests.size(); ++i) {
     g->timing_[i].submitted = Clock::now();
@@ -121,6 +122,7 @@ void Generation::log_finished(size_t index, const Event& e, Clock::time_point no
                          {"total_ms", milliseconds(now - t.submitted)}};
   if (e.scheduled != Clock::time_point{}) line["queue_wait_ms"] = std::max(0.0, milliseconds(e.scheduled - t.submitted));
   if (t.first_token != Clock::time_point{}) line["ttft_ms"] = milliseconds(t.first_token - t.submitted);
+  if (!user_.empty()) line["user"] = user_;
   if (!e.error.empty()) line["error"] = e.error;
   if (registry_.log_content_) line["text"] = t.text;
   log->log(level, "request_finished", line);

@@ -63,7 +63,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // generation lives until the last final event has been handled.
   static std::shared_ptr<Generation> start(LlmEngine& engine, GenerationRegistry& registry,
                                            std::vector<Request> requests, Post post, OnEvent on_event,
-                                           OnFinal on_final = {}, std::string request_id = "");
+                                           OnFinal on_final = {}, std::string request_id = "",
+                                           std::string user = "");
   ~Generation();
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
@@ -95,6 +96,7 @@ class Generation : public std::enable_shared_from_this<Generation> {
   size_t n_;
   std::vector<RequestId> ids_;
   std::string request_id_;  // the API request's X-Request-Id, for the log
+  std::string user_;        // the body's `user` (the client's end user), for the log
 };
 
 }  // namespace parley::serve

@@ -111,7 +111,7 @@ GenerationParams parse_generation_params(const json& body, const ParamLimits& li
   }
   p.priority = parse_priority(body, limits);
   p.truncate_prompt_tokens = int32_t(get_integer(body, "truncate_prompt_tokens", 1, limits.context_length).value_or(0));
-  get_string(body, "user");  // accepted (type-checked) for compatibility; not used yet
+  p.user = get_string(body, "user").value_or("");
   return p;
 }
 

@@ -25,6 +25,7 @@ struct GenerationParams {
   std::optional<KvRetention> kv_retention;  // unset: the server's default
   int32_t priority = 0;                // vLLM's scale: lower runs first
   int32_t truncate_prompt_tokens = 0;  // > 0: keep only the prompt's last N tokens
+  std::string user;                    // the client's end user (logged: Exchange::end_user)
 };
 
 // Under a bounded retention policy a generation may outlast the context

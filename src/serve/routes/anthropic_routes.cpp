@@ -13,7 +13,7 @@ class AnthropicResponder : public Responder {
  public:
   AnthropicResponder(const ExchangePtr& exchange, ApiContext& ctx, const GenerationParams& params,
                      const EngineRequests& requests, AnswerPlan plan)
-      : Responder(exchange, ctx, params.stream, requests, std::move(plan)),
+      : Responder(exchange, ctx, params, requests, std::move(plan)),
         meta_(anthropic_meta(ctx.model_id, int64_t(requests.requests.at(0).prompt.size()))) {}
 
  private:

@@ -55,6 +55,7 @@ void batch_chat(const ExchangePtr& ex, ApiContext& ctx) {
   limits.max_n = 1;
   const GenerationParams params = parse_generation_params(body, limits, LogprobsStyle::Chat);
   if (params.stream) throw invalid_request("'stream' is not supported by /chat", "stream");
+  ex->set_end_user(params.user);
   EngineRequests requests = build_requests(params, batch_prompts(body, ctx.model.tokenizer()), ctx.limits.context_length);
   require_ready(ctx);
   auto collector = std::make_shared<BatchCollector>(BatchCollector{ex, std::vector<Choice>(requests.requests.size())});

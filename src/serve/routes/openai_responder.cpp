@@ -8,7 +8,7 @@ namespace parley::serve {
 OpenAiResponder::OpenAiResponder(const ExchangePtr& exchange, ApiContext& ctx, ResponseMeta meta,
                                  const GenerationParams& params, const EngineRequests& requests,
                                  std::vector<std::string> echo, AnswerPlan plan)
-    : Responder(exchange, ctx, params.stream, requests, std::move(plan)), meta_(std::move(meta)),
+    : Responder(exchange, ctx, params, requests, std::move(plan)), meta_(std::move(meta)),
       include_usage_(params.include_usage), unsent_logprobs_(requests.requests.size()), echo_(std::move(echo)) {
   keep_logprobs_ = meta_.logprobs;
 }

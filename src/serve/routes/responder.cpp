@@ -5,10 +5,11 @@
 
 namespace parley::serve {
 
-Responder::Responder(const ExchangePtr& exchange, ApiContext& ctx, bool stream, const EngineRequests& requests,
-                     AnswerPlan plan)
-    : exchange_(exchange), ctx_(ctx), stream_(stream), choices_(requests.requests.size()),
+Responder::Responder(const ExchangePtr& exchange, ApiContext& ctx, const GenerationParams& params,
+                     const EngineRequests& requests, AnswerPlan plan)
+    : exchange_(exchange), ctx_(ctx), stream_(params.stream), choices_(requests.requests.size()),
       started_(requests.requests.size(), false), plan_(std::move(plan)) {
+  exchange_->set_end_user(params.user);
   for (size_t i = 0; i < choices_.size(); ++i) choices_[i].prompt_index = requests.prompt_index[i];
   if (plan_.recording()) recorded_.choices.resize(choices_.size());
 }

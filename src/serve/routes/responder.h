@@ -26,7 +26,8 @@ class Responder : public std::enable_shared_from_this<Responder> {
   static void run(const std::shared_ptr<Responder>& self, EngineRequests requests);
 
  protected:
-  Responder(const ExchangePtr& exchange, ApiContext& ctx, bool stream, const EngineRequests& requests, AnswerPlan plan);
+  Responder(const ExchangePtr& exchange, ApiContext& ctx, const GenerationParams& params, const EngineRequests& requests,
+            AnswerPlan plan);
 
   // An error in the API's shape (the route's error renderer).
   virtual HttpResponse error_response(const ApiError& e) const = 0;

@@ -20,7 +20,7 @@ class ResponsesResponder : public Responder {
   ResponsesResponder(const ExchangePtr& exchange, ApiContext& ctx, ResponsesMeta meta, const GenerationParams& params,
                      const EngineRequests& requests, AnswerPlan plan, std::vector<chat::ChatMessage> conversation,
                      std::string api_key)
-      : Responder(exchange, ctx, params.stream, requests, std::move(plan)), meta_(std::move(meta)),
+      : Responder(exchange, ctx, params, requests, std::move(plan)), meta_(std::move(meta)),
         conversation_(std::move(conversation)), api_key_(std::move(api_key)) {}
 
  private:

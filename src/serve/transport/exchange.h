@@ -49,13 +49,17 @@ class Exchange {
   void set_route(std::string pattern) { route_ = std::move(pattern); }
   const std::string& request_id() const { return request_id_; }
   void set_request_id(std::string id) { request_id_ = std::move(id); }
+  // The body's `user` (OpenAI's id of the client's end user): logged with the
+  // request's engine lines, so that abuse can be traced to one end user.
+  const std::string& end_user() const { return end_user_; }
+  void set_end_user(std::string user) { end_user_ = std::move(user); }
 
  protected:
   bool answered_ = false;
 
  private:
   Headers extra_headers_;
-  std::string api_key_name_, request_id_, route_;
+  std::string api_key_name_, request_id_, route_, end_user_;
 };
 
 using ExchangePtr = std::shared_ptr<Exchange>;

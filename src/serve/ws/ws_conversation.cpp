@@ -80,6 +80,7 @@ void WsConversation::start(const json& message, Exchange& admission) {
   ParamLimits limits = request_limits(ctx_, admission);
   limits.max_n = 1;
   const GenerationParams params = parse_generation_params(message, limits, LogprobsStyle::Chat);
+  admission.set_end_user(params.user);
   require_ready(ctx_);
   AnswerPlan plan;
   EngineRequests requests = build_requests(
