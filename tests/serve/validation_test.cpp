@@ -23,18 +23,6 @@ std::string code_of(const std::function<void()>& f) {
   return "";
 }
 
-TEST(Validation, Utf8) {
-  EXPECT_TRUE(valid_utf8("plain ascii"));
-  EXPECT_TRUE(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));
-  EXPECT_FALSE(valid_utf8("\xFF"));
-  EXPECT_FALSE(valid_utf8("\xC3"));            // truncated
-  EXPECT_FALSE(valid_utf8("\xE2\x82"));        // truncated
-  EXPECT_FALSE(valid_utf8("\xC0\xAF"));        // overlong '/'
-  EXPECT_FALSE(valid_utf8("\xED\xA0\x80"));    // surrogate
-  EXPECT_FALSE(valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
-  EXPECT_FALSE(valid_utf8("a\x80z"));          // lone continuation byte
-}
-
 TEST(Validation, ControlCharacters) {
   EXPECT_FALSE(find_control_character("tab\tnewline\ncr\r fine"));
   EXPECT_EQ(find_control_character("ab\x01"), 2u);

@@ -46,6 +46,20 @@ TEST(Unicode, DecodesStrictly) {
   EXPECT_FALSE(unicode::is_valid_utf8("caf\xC3"));
 }
 
+// What request bodies are checked with (the server answers 400 invalid_utf8).
+TEST(Unicode, ValidUtf8RefusesEveryIllFormedSequence) {
+  EXPECT_TRUE(unicode::is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(unicode::is_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));
+  EXPECT_FALSE(unicode::is_valid_utf8("\xFF"));
+  EXPECT_FALSE(unicode::is_valid_utf8("\xC3"));              // truncated
+  EXPECT_FALSE(unicode::is_valid_utf8("\xE2\x82"));          // truncated
+  EXPECT_FALSE(unicode::is_valid_utf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(unicode::is_valid_utf8("\xE0\x80\xAF"));      // overlong '/'
+  EXPECT_FALSE(unicode::is_valid_utf8("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(unicode::is_valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(unicode::is_valid_utf8("a\x80z"));            // lone continuation byte
+}
+
 TEST(Unicode, EncodesEveryLength) {
   for (char32_t cp : {char32_t(0x41), char32_t(0xE9), char32_t(0x2581), char32_t(0x1F999)}) {
     std::string s;

@@ -72,6 +72,8 @@ class Generation : public std::enable_shared_from_this<Generation> {
   // Cancels the choices that have not finished (from any thread once start()
   // has returned; events then end with FinishReason::Cancelled).
   void cancel();
+  // The engine it runs on (the fallback model's while the server is degraded).
+  const LlmEngine& engine() const { return engine_; }
 
  private:
   friend class GenerationRegistry;

@@ -1,26 +1,31 @@
 #include "serve/api/request_fields.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <span>
 #include <string_view>
-#include <vector>
 
 #include "serve/transport/api_error.h"
 
 namespace parley::serve {
 namespace {
 
-using Names = std::vector<std::string_view>;
-
 // Read by parse_generation_params, the response cache ("cache") and admission ("timeout").
-const Names kGeneration = {"model", "temperature", "top_p", "top_k", "min_p", "presence_penalty",
+constexpr std::string_view kGeneration[] = {"model", "temperature", "top_p", "top_k", "min_p", "presence_penalty",
                            "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "max_tokens",
                            "max_completion_tokens", "stop", "ignore_eos", "n", "logprobs", "top_logprobs",
                            "stream", "stream_options", "user", "kv_retention", "priority",
                            "truncate_prompt_tokens", "cache", "timeout"};
-const Names kChat = {"messages", "session_id"};
-const Names kCompletions = {"prompt", "echo", "suffix", "best_of"};
+constexpr std::string_view kChat[] = {"messages", "session_id"};
+constexpr std::string_view kCompletions[] = {"prompt", "echo", "suffix", "best_of"};
 
-bool listed(const Names& names, std::string_view name) { return std::find(names.begin(), names.end(), name) != names.end(); }
+// A list written in place (`listed({"a", "b"}, name)`) is a constant array: nothing is allocated per check.
+bool listed(std::span<const std::string_view> names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+bool listed(std::initializer_list<std::string_view> names, std::string_view name) {
+  return listed(std::span<const std::string_view>(names.begin(), names.size()), name);
+}
 
 bool known(std::string_view name, RouteFields route) {
   switch (route) {

@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include "serve/transport/api_error.h"
+#include "tokenizer/unicode.h"
 #include "util/error.h"
 
 namespace parley::serve {
@@ -21,31 +22,6 @@ void for_each_string(const nlohmann::json& j, int depth, const F& f) {
 }
 
 }  // namespace
-
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80) n = 0, cp = c;
-    else if ((c & 0xE0) == 0xC0) n = 1, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) n = 2, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) n = 3, cp = c & 0x07;
-    else return false;
-    if (i + n >= s.size()) return false;  // truncated sequence
-    for (size_t k = 1; k <= n; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, surrogates and code points past U+10FFFF are invalid.
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
 
 std::optional<size_t> find_control_character(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
@@ -88,7 +64,7 @@ const std::string* Blocklist::match(std::string_view text) const {
 }
 
 void validate_body_bytes(std::string_view body) {
-  if (!valid_utf8(body)) throw invalid_request("The request body is not valid UTF-8", "", "invalid_utf8");
+  if (!unicode::is_valid_utf8(body)) throw invalid_request("The request body is not valid UTF-8", "", "invalid_utf8");
 }
 
 void validate_request_json(const nlohmann::json& request, const InputLimits& limits) {

@@ -16,7 +16,6 @@ class RE2;
 
 namespace parley::serve {
 
-bool valid_utf8(std::string_view text);
 // The offset of the first C0 control character other than \t, \n and \r; nullopt when there is none.
 std::optional<size_t> find_control_character(std::string_view text);
 

@@ -97,8 +97,8 @@ void WsConversation::start(const json& message, Exchange& admission) {
         [self = shared_from_this()](size_t, const Event& e) { self->on_event(e); });
   id_ = message.contains("id") ? message["id"] : json(nullptr);
   request_id_ = admission.request_id();
-  degraded_ = false;  // start_generation marks an answer of the fallback model (degraded mode)
-  for (const auto& [name, value] : admission.extra_headers()) degraded_ |= name == "X-Parley-Degraded";
+  // An answer of the fallback model (degraded mode) says so in its last frame.
+  degraded_ = generation && &generation->engine() == ctx_.fallback_engine;
   choice_ = Choice{};
   plan_ = std::move(plan);
   recorded_ = RecordedAnswer{};
