@@ -378,13 +378,17 @@ test('engine log lines: request_finished with usage and timings; prompt and answ
       assert.ok(second.cached_prompt_tokens > 0, 'the same prompt again: found in the prefix cache');
       assert.equal(first.user, undefined);
       assert.equal(second.user, 'end-user-7', 'the body\'s end user is logged with the request');
-      const m = await post(server.url, '/v1/messages',
-        { max_tokens: 4, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'anthropic-user' } },
-        { 'x-request-id': `log-${content}-messages` });
-      assert.equal(m.status, 200, await m.text());
-      await sleep(50);
-      const messages = logLines(server).find((l) => l.event === 'request_finished' && l.request_id === `log-${content}-messages`);
-      assert.equal(messages?.user, 'anthropic-user');
+      const others = [['/v1/messages', { max_tokens: 4, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'u-messages' } }],
+        ['/v1/responses', { max_output_tokens: 4, input: 'hi', user: 'u-responses' }],
+        ['/v1/embeddings', { input: 'hi', user: 'u-embeddings' }]];
+      for (const [path, body] of others) {
+        const name = path.split('/').pop();
+        const r = await post(server.url, path, body, { 'x-request-id': `log-${content}-${name}` });
+        assert.equal(r.status, 200, await r.text());
+        await sleep(50);
+        const line = logLines(server).find((l) => l.event === 'request_finished' && l.request_id === `log-${content}-${name}`);
+        assert.equal(line?.user, `u-${name}`, path);
+      }
       const log = server.stderr();
       if (content) {
         assert.equal(first.text, answers[0]);

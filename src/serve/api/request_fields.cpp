@@ -35,14 +35,14 @@ bool known(std::string_view name, RouteFields route) {
     case RouteFields::WebSocket:
       return listed(kGeneration, name) || listed(kChat, name) || name == "prompt" || name == "id" || name == "cancel";
     case RouteFields::Embeddings:
-      return listed({"model", "input", "encoding_format", "dimensions", "priority", "timeout"}, name);
+      return listed({"model", "input", "encoding_format", "dimensions", "priority", "timeout", "user"}, name);
     case RouteFields::Messages:
       return listed({"model", "messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences",
                      "stream", "metadata"},
                     name);
     case RouteFields::Responses:
       return listed({"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store",
-                     "previous_response_id", "metadata", "text", "truncation"},
+                     "previous_response_id", "metadata", "text", "truncation", "user"},
                     name);
     case RouteFields::Session: return listed({"user", "system_prompt", "max_turns", "ttl_s"}, name);
     case RouteFields::TokenizeContent: return listed({"model", "content", "add_special", "parse_special", "with_pieces"}, name);

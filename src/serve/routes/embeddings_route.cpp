@@ -99,6 +99,7 @@ void embeddings(const ExchangePtr& ex, ApiContext& ctx) {
   check_dimensions(body, ctx.model.config().dim);
   const bool base64 = wants_base64(body);
   const int32_t priority = parse_priority(body, request_limits(ctx, *ex));
+  ex->set_end_user(get_string(body, "user").value_or(""));
   std::vector<Request> requests;
   for (auto& tokens : embedding_inputs(body, ctx)) {
     Request r;
