@@ -99,7 +99,7 @@ const std::vector<Case> kCases = {
     {"unicode_unfinished", {"🛑"}, "a🙂b", "a🙂b", false},
 };
 
-class StopCases : public testing::TestWithParam<Case> {};
+class StopCases : public ::testing::TestWithParam<Case> {};
 
 TEST_P(StopCases, SinglePush) {
   const Case& c = GetParam();
@@ -121,8 +121,8 @@ TEST_P(StopCases, EverySplitIntoTwoToFivePieces) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Stop, StopCases, testing::ValuesIn(kCases),
-                         [](const testing::TestParamInfo<Case>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Stop, StopCases, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(StopStringMatcher, HoldsBackOnlyTheLongestPossibleStart) {
   StopStringMatcher m({"world"});
