@@ -1,11 +1,13 @@
 #include "chat/chat_template.h"
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
 #include "chat/jinja.h"
+#include "chat/tool_messages.h"
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
@@ -14,55 +16,26 @@ namespace parley::chat {
 namespace {
 
 using Messages = std::vector<ChatMessage>;
+using ojson = nlohmann::ordered_json;
 using jinja::Text;
 
 constexpr std::string_view kSystemProbe = "PARLEY-SYSTEM-PROBE";
 
-// Everything from the request is message text, roles included.
-jinja::Value message_list(const Messages& msgs) {
-  jinja::List out;
-  for (const ChatMessage& m : msgs) {
-    auto d = std::make_shared<jinja::Dict>();
-    d->set("role", jinja::Value::string(Text(m.role, true)));
-    d->set("content", jinja::Value::string(Text(m.content, true)));
-    out.push_back(jinja::Value::dict(std::move(d)));
-  }
-  return jinja::Value::list(std::move(out));
-}
-
-// The variables transformers passes to a chat template.
-Text render(const jinja::Template& t, jinja::Value messages, jinja::Value tools, bool add_generation_prompt,
-            std::string_view bos, std::string_view eos) {
-  jinja::Dict vars;
-  vars.set("messages", std::move(messages));
-  vars.set("add_generation_prompt", jinja::Value::boolean(add_generation_prompt));
-  vars.set("bos_token", jinja::Value::string(std::string(bos)));
-  vars.set("eos_token", jinja::Value::string(std::string(eos)));
-  vars.set("tools", std::move(tools));
-  vars.set("documents", jinja::Value::none());
-  return t.render(vars);
-}
-
-Text render(const jinja::Template& t, const Messages& msgs, bool add_generation_prompt, std::string_view bos,
-            std::string_view eos) {
-  return render(t, message_list(msgs), jinja::Value::none(), add_generation_prompt, bos, eos);
-}
-
 // A JSON value as the template sees it; strings are message text.
-jinja::Value from_json(const nlohmann::ordered_json& j) {
+jinja::Value from_json(const ojson& j) {
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null: return jinja::Value::none();
-    case nlohmann::ordered_json::value_t::boolean: return jinja::Value::boolean(j.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer:
-    case nlohmann::ordered_json::value_t::number_unsigned: return jinja::Value::integer(j.get<int64_t>());
-    case nlohmann::ordered_json::value_t::number_float: return jinja::Value::number(j.get<double>());
-    case nlohmann::ordered_json::value_t::string: return jinja::Value::string(Text(j.get<std::string>(), true));
-    case nlohmann::ordered_json::value_t::array: {
+    case ojson::value_t::null: return jinja::Value::none();
+    case ojson::value_t::boolean: return jinja::Value::boolean(j.get<bool>());
+    case ojson::value_t::number_integer:
+    case ojson::value_t::number_unsigned: return jinja::Value::integer(j.get<int64_t>());
+    case ojson::value_t::number_float: return jinja::Value::number(j.get<double>());
+    case ojson::value_t::string: return jinja::Value::string(Text(j.get<std::string>(), true));
+    case ojson::value_t::array: {
       jinja::List items;
       for (const auto& e : j) items.push_back(from_json(e));
       return jinja::Value::list(std::move(items));
     }
-    case nlohmann::ordered_json::value_t::object: {
+    case ojson::value_t::object: {
       auto d = std::make_shared<jinja::Dict>();
       for (const auto& [k, v] : j.items()) d->set(k, from_json(v));
       return jinja::Value::dict(std::move(d));
@@ -71,20 +44,42 @@ jinja::Value from_json(const nlohmann::ordered_json& j) {
   }
 }
 
-// A parsed template, and whether it renders a system message: some raise on
-// one (Gemma, Mistral v0.1), some silently drop it (the first Phi-3).
+// The variables transformers passes to a chat template; `kwargs` add more.
+Text render(const jinja::Template& t, const ojson& messages, const ojson& tools, const ojson& kwargs,
+            bool add_generation_prompt, std::string_view bos, std::string_view eos) {
+  jinja::Dict vars;
+  if (kwargs.is_object())
+    for (const auto& [k, v] : kwargs.items()) vars.set(k, from_json(v));
+  vars.set("messages", from_json(messages));
+  vars.set("add_generation_prompt", jinja::Value::boolean(add_generation_prompt));
+  vars.set("bos_token", jinja::Value::string(std::string(bos)));
+  vars.set("eos_token", jinja::Value::string(std::string(eos)));
+  vars.set("tools", from_json(tools));
+  vars.set("documents", jinja::Value::none());
+  return t.render(vars);
+}
+
+ojson message_json(const Messages& msgs) {
+  ojson out = ojson::array();
+  for (const ChatMessage& m : msgs) out.push_back({{"role", m.role}, {"content", m.content}});
+  return out;
+}
+
+// A parsed template, whether it renders a system message (some raise on one:
+// Gemma, Mistral v0.1; some silently drop it: the first Phi-3), and whether it
+// takes tools.
 struct Compiled {
-  explicit Compiled(std::string_view source) : tmpl(source) {
+  explicit Compiled(std::string_view source) : tmpl(source), takes_tools(template_takes_tools(source)) {
+    const ojson probe = message_json({{"system", std::string(kSystemProbe)}, {"user", "Hi"}});
     try {
-      takes_system = render(tmpl, {{"system", std::string(kSystemProbe)}, {"user", "Hi"}}, false, "", "")
-                         .str()
-                         .find(kSystemProbe) != std::string::npos;
+      takes_system = render(tmpl, probe, nullptr, nullptr, false, "", "").str().find(kSystemProbe) != std::string::npos;
     } catch (const Error&) {
       takes_system = false;
     }
   }
   jinja::Template tmpl;
   bool takes_system = false;
+  bool takes_tools = false;
 };
 
 // Parsed templates by source text; a server renders the same one per request.
@@ -102,32 +97,44 @@ std::shared_ptr<const Compiled> compile(const std::string& source) {
   return compiled;
 }
 
+std::string_view role_of(const ojson& m) {
+  const auto it = m.find("role");
+  return it != m.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>()) : "";
+}
+
+std::string content_of(const ojson& m) {
+  const auto it = m.find("content");
+  return it != m.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // System messages open the next user message, separated by a blank line.
-Messages fold_system_into_user(const Messages& msgs) {
-  Messages out;
+ojson fold_system_into_user(const ojson& msgs) {
+  ojson out = ojson::array();
   std::string system;
-  for (const ChatMessage& m : msgs) {
-    if (m.role == "system") {
-      system += (system.empty() ? "" : "\n\n") + m.content;
-    } else if (m.role == "user" && !system.empty()) {
-      out.push_back({m.role, system + "\n\n" + m.content});
+  for (const ojson& m : msgs) {
+    if (role_of(m) == "system") {
+      system += (system.empty() ? "" : "\n\n") + content_of(m);
+    } else if (role_of(m) == "user" && !system.empty()) {
+      ojson joined = m;
+      joined["content"] = system + "\n\n" + content_of(m);
+      out.push_back(std::move(joined));
       system.clear();
     } else {
       out.push_back(m);
     }
   }
-  if (!system.empty()) out.push_back({"user", system});
+  if (!system.empty()) out.push_back({{"role", "user"}, {"content", system}});
   return out;
 }
 
-Text render_plain(const Messages& msgs, bool add_generation_prompt) {
+Text render_plain(const ojson& msgs, bool add_generation_prompt) {
   Text out;
-  for (const ChatMessage& m : msgs) {
-    std::string role = m.role;
+  for (const ojson& m : msgs) {
+    std::string role(role_of(m));
     if (!role.empty() && role[0] >= 'a' && role[0] <= 'z') role[0] = char(role[0] - 'a' + 'A');
     out.append(Text(role, true));
     out.append(": ");
-    out.append(Text(m.content, true));
+    out.append(Text(content_of(m), true));
     out.append("\n");
   }
   if (add_generation_prompt) out.append("Assistant:");
@@ -136,19 +143,40 @@ Text render_plain(const Messages& msgs, bool add_generation_prompt) {
 
 std::string token_text(const Vocab& v, int32_t id) { return id >= 0 && id < v.size() ? v.tokens[id] : ""; }
 
-Text render_prompt(const Vocab& vocab, const Messages& msgs, bool add_generation_prompt) {
-  if (vocab.chat_template.empty()) return render_plain(msgs, add_generation_prompt);
-  const auto compiled = compile(vocab.chat_template);
-  const bool has_system =
-      std::any_of(msgs.begin(), msgs.end(), [](const ChatMessage& m) { return m.role == "system"; });
+void check_input(const ChatInput& in) {
+  if (!in.messages.is_array()) throw Error("messages must be a JSON array");
+  for (const ojson& m : in.messages)
+    if (!m.is_object()) throw Error("each message must be a JSON object");
+  if (!in.tools.is_null() && !in.tools.is_array()) throw Error("tools must be a JSON array");
+  if (!in.kwargs.is_null() && !in.kwargs.is_object()) throw Error("chat template kwargs must be a JSON object");
+  for (const char* name : {"messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token"})
+    if (in.kwargs.is_object() && in.kwargs.contains(name))
+      throw Error(std::string("chat template kwargs cannot set '") + name + "'");
+}
+
+Text render_prompt(const Vocab& vocab, const ChatInput& in, bool add_generation_prompt) {
+  check_input(in);
+  const auto compiled = vocab.chat_template.empty() ? nullptr : compile(vocab.chat_template);
+  const bool takes_tools = compiled && compiled->takes_tools;
+  ojson msgs = takes_tools ? with_parsed_arguments(in.messages) : with_generic_tools(in.messages, in.tools);
+  if (!compiled) return render_plain(msgs, add_generation_prompt);
+  const bool has_system = std::any_of(msgs.begin(), msgs.end(), [](const ojson& m) { return role_of(m) == "system"; });
+  if (has_system && !compiled->takes_system) msgs = fold_system_into_user(msgs);
   const std::string bos = token_text(vocab, vocab.bos);
-  Text out = render(compiled->tmpl, has_system && !compiled->takes_system ? fold_system_into_user(msgs) : msgs,
-                    add_generation_prompt, bos, token_text(vocab, vocab.eos));
+  Text out = render(compiled->tmpl, msgs, in.tools, in.kwargs, add_generation_prompt, bos, token_text(vocab, vocab.eos));
   // The tokenizer adds BOS itself; the template's own would make two.
   const bool template_bos =
       !bos.empty() && out.str().starts_with(bos) && (!out.has_user_bytes() || out.user_ranges()[0].begin >= bos.size());
   return vocab.add_bos && template_bos ? out.substr(bos.size()) : out;
 }
+
+ChatInput chat_input(const Messages& msgs) {
+  ChatInput in;
+  in.messages = message_json(msgs);
+  return in;
+}
+
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 }  // namespace
 
@@ -162,12 +190,29 @@ ChatFamily detect_chat_family(std::string_view t) {
   return ChatFamily::Plain;
 }
 
+bool template_takes_tools(std::string_view t) {
+  for (size_t at = t.find("tools"); at != std::string_view::npos; at = t.find("tools", at + 1)) {
+    const bool starts = at == 0 || !is_identifier_char(t[at - 1]);
+    const bool ends = at + 5 == t.size() || !is_identifier_char(t[at + 5]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::string render_chat(const Vocab& vocab, const ChatInput& input, bool add_generation_prompt) {
+  return render_prompt(vocab, input, add_generation_prompt).str();
+}
+
 std::string render_chat(const Vocab& vocab, const Messages& msgs, bool add_generation_prompt) {
-  return render_prompt(vocab, msgs, add_generation_prompt).str();
+  return render_chat(vocab, chat_input(msgs), add_generation_prompt);
 }
 
 std::vector<ChatSegment> render_chat_segments(const Vocab& vocab, const Messages& msgs, bool add_generation_prompt) {
-  const Text prompt = render_prompt(vocab, msgs, add_generation_prompt);
+  return render_chat_segments(vocab, chat_input(msgs), add_generation_prompt);
+}
+
+std::vector<ChatSegment> render_chat_segments(const Vocab& vocab, const ChatInput& input, bool add_generation_prompt) {
+  const Text prompt = render_prompt(vocab, input, add_generation_prompt);
   const std::string& s = prompt.str();
   std::vector<ChatSegment> out;
   size_t pos = 0;
@@ -182,9 +227,9 @@ std::vector<ChatSegment> render_chat_segments(const Vocab& vocab, const Messages
 
 // As tok.encode(prompt, true, true) would, but special tokens are looked for
 // in the template's text only; message text joins the plain text around it.
-std::vector<int32_t> encode_chat(const Tokenizer& tok, const Messages& msgs, bool add_generation_prompt) {
+std::vector<int32_t> encode_chat(const Tokenizer& tok, const ChatInput& input, bool add_generation_prompt) {
   const Vocab& v = tok.vocab();
-  const Text prompt = render_prompt(v, msgs, add_generation_prompt);
+  const Text prompt = render_prompt(v, input, add_generation_prompt);
   const std::string_view s = prompt.str();
   const SpecialTokens specials(v);
   std::vector<int32_t> ids;
@@ -213,9 +258,15 @@ std::vector<int32_t> encode_chat(const Tokenizer& tok, const Messages& msgs, boo
   return ids;
 }
 
+std::vector<int32_t> encode_chat(const Tokenizer& tok, const Messages& msgs, bool add_generation_prompt) {
+  return encode_chat(tok, chat_input(msgs), add_generation_prompt);
+}
+
 std::string apply_chat_template(std::string_view chat_template, const Messages& msgs, bool add_generation_prompt,
                                 std::string_view bos_token, std::string_view eos_token) {
-  return render(jinja::Template(chat_template), msgs, add_generation_prompt, bos_token, eos_token).str();
+  return render(jinja::Template(chat_template), message_json(msgs), nullptr, nullptr, add_generation_prompt, bos_token,
+                eos_token)
+      .str();
 }
 
 std::string apply_chat_template(std::string_view chat_template, const nlohmann::ordered_json& messages,
@@ -223,8 +274,7 @@ std::string apply_chat_template(std::string_view chat_template, const nlohmann::
                                 std::string_view eos_token) {
   if (!messages.is_array()) throw Error("messages must be a JSON array");
   if (!tools.is_null() && !tools.is_array()) throw Error("tools must be a JSON array");
-  return render(jinja::Template(chat_template), from_json(messages), from_json(tools), add_generation_prompt,
-                bos_token, eos_token)
+  return render(jinja::Template(chat_template), messages, tools, nullptr, add_generation_prompt, bos_token, eos_token)
       .str();
 }
 

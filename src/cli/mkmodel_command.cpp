@@ -1,6 +1,7 @@
 // parley mkmodel: a GGUF model with seeded random weights and real shapes.
 #include <iostream>
 
+#include "chat/named_templates.h"
 #include "cli/commands.h"
 #include "kernels/dtype.h"
 #include "model/mkmodel.h"
@@ -14,7 +15,14 @@ struct MkModelArgs {
   std::string preset;
   std::string type = "f32";
   std::string out;
+  std::string chat_template;  // a bundled template's name or a file
 };
+
+std::string template_names() {
+  std::string out;
+  for (const std::string& name : chat::named_chat_template_names()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
 
 void run_mkmodel(MkModelArgs a) {
   if (!a.preset.empty() && !apply_preset(a.preset, a.spec))
@@ -23,6 +31,11 @@ void run_mkmodel(MkModelArgs a) {
   if (!type) throw Error("unknown weight type '" + a.type + "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)");
   a.spec.type = *type;
   if (a.spec.vocab_from.empty()) a.spec.vocab_from = PARLEY_DEFAULT_MODEL;
+  if (const auto named = chat::named_chat_template(a.chat_template)) {
+    a.spec.chat_template = std::string(*named);
+  } else if (!a.chat_template.empty()) {
+    a.spec.chat_template = read_text_file(a.chat_template, "--chat-template");
+  }
   write_random_model(a.spec, a.out);
   std::cerr << "wrote " << a.out << "\n";
 }
@@ -49,6 +62,8 @@ void add_mkmodel_command(CLI::App& app) {
   cmd->add_option("--vocab", a->spec.vocab_from, "GGUF to copy the tokenizer from (default: the bundled model)");
   cmd->add_option("--seed", a->spec.seed, "random seed")->capture_default_str();
   cmd->add_option("--name", a->spec.name, "general.name");
+  cmd->add_option("--chat-template", a->chat_template,
+                  "tokenizer.chat_template: a bundled template (" + template_names() + ") or a Jinja file");
   cmd->callback([a] { run_mkmodel(*a); });
 }
 

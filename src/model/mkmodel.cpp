@@ -189,6 +189,7 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   if (s.sliding_window > 0) w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.sliding_window)));
   int32_t vocab = s.vocab_size;
   copy_vocab(s, w, vocab);
+  if (!s.chat_template.empty()) w.set("tokenizer.chat_template", gguf::Value::str(s.chat_template));
 
   ModelWriter m(s, w);
   const uint64_t dim = uint64_t(s.dim), qd = uint64_t(s.n_heads * s.head_dim),

@@ -22,6 +22,7 @@ struct MkModelSpec {
   bool tied_output = false;
   DType type = DType::F32;     // type of the 2-D weight matrices
   std::string vocab_from;      // GGUF whose tokenizer.* metadata is copied
+  std::string chat_template;   // tokenizer.chat_template to write (empty: vocab_from's, if any)
   uint64_t seed = 1;
   std::string name;            // general.name (default: derived)
 };

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_run.h"
+#include "gguf/gguf.h"
 
 #include <unistd.h>
 
@@ -118,6 +119,31 @@ TEST(Cli, MkmodelThenGenerate) {
   const auto gen = run("generate -m " + path + " -p 'hi' -n 5 --ids --temp 0");
   ASSERT_EQ(gen.status, 0) << gen.err;
   std::filesystem::remove(path);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(Cli, MkmodelWritesABundledChatTemplate) {
+  const std::string path = (std::filesystem::temp_directory_path() / ("parley-cli-tmpl-" + std::to_string(::getpid()) + ".gguf")).string();
+  const auto mk = run("mkmodel --dim 32 --layers 1 --heads 2 --chat-template hermes -o " + path);
+  ASSERT_EQ(mk.status, 0) << mk.err;
+  std::string hermes = slurp(std::string(PARLEY_SOURCE_DIR) + "/tests/chat/data/templates/qwen2.5-7b-instruct.jinja");
+  if (hermes.ends_with("\n")) hermes.pop_back();
+  EXPECT_EQ(parley::gguf::File::open(path)->find("tokenizer.chat_template")->as_string(), hermes);
+  // It renders tools, though the bundled vocabulary has none of its special tokens.
+  const std::string msgs = path + ".msgs.json", tools = path + ".tools.json";
+  std::ofstream(msgs) << R"([{"role": "user", "content": "Weather in Paris?"}])";
+  std::ofstream(tools) << R"([{"type": "function", "function": {"name": "get_weather", "parameters": {}}}])";
+  const auto shown = run("template -m " + path + " --messages " + msgs + " --tools " + tools);
+  EXPECT_EQ(shown.status, 0) << shown.err;
+  EXPECT_NE(shown.out.find("<tools>\n{\"type\": \"function\""), std::string::npos) << shown.out;
+  const auto bad = run("mkmodel --chat-template no-such-template -o " + path);
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("no-such-template"), std::string::npos) << bad.err;
+  for (const std::string& p : {path, msgs, tools}) std::filesystem::remove(p);
 }
 
 TEST(Cli, BadModelFileIsACleanError) {
