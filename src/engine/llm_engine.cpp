@@ -43,6 +43,7 @@ struct LlmEngine::Impl {
   void loop();
   bool has_work() const { return !scheduler.waiting().empty() || !scheduler.running().empty(); }
   void accept(Submission& s);
+  void constrain(Sequence& seq);
   std::string invalid(const Request& r) const;
   KvRetention retention_of(const Request& r) const;  // embeddings: always full
   std::vector<float> pooled_state(const Sequence& seq) const;
@@ -73,6 +74,7 @@ struct LlmEngine::Impl {
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> live;
   uint64_t arrivals = 0;
   std::vector<float> penalised;  // logits for log-probabilities
+  std::shared_ptr<const GrammarVocab> grammar_vocab;  // built for the first request with a grammar
   std::vector<Draw> draws;       // this step's, reused
   std::vector<Sequence*> embedded;  // this step's finished embedding requests
   std::vector<Submission> inbox, inbox_taken;
@@ -190,10 +192,19 @@ void LlmEngine::Impl::accept(Submission& s) {
   auto seq = std::make_unique<Sequence>(s.id, std::move(s.request), std::move(s.sink), arrivals++,
                                         model.tokenizer(), model.config().vocab_size, kv, max_new);
   Sequence& ref = *seq;
+  if (ref.req.grammar) constrain(ref);
   live.emplace(s.id, std::move(seq));
   if (embedding) ref.pooled.resize(size_t(model.config().dim));
   else if (ref.req.max_tokens == 0) return finish(ref, FinishReason::Length);
   scheduler.add(&ref);
+}
+
+void LlmEngine::Impl::constrain(Sequence& seq) {
+  const Tokenizer& tok = model.tokenizer();
+  if (!grammar_vocab) grammar_vocab = std::make_shared<const GrammarVocab>(tok, model.config().vocab_size);
+  const int32_t prev = seq.req.prompt.empty() ? -1 : seq.req.prompt.back();
+  seq.constraint.emplace(seq.req.grammar, seq.req.grammar_triggers, grammar_vocab, tok, prev, seq.req.stop_ids,
+                         seq.req.ignore_eos);
 }
 
 void LlmEngine::Impl::cancel(RequestId id) {
@@ -258,7 +269,7 @@ void LlmEngine::Impl::draw_tokens() {
       Draw& d = draws[size_t(i)];
       if (d.seq->req.top_logprobs >= 0) continue;  // needs `penalised`: drawn in sample()
       try {
-        d.token = d.seq->sampler.sample(d.logits);
+        d.token = d.seq->draw(d.logits);
       } catch (...) {
         d.error = std::current_exception();  // thrown where a serial draw would have thrown
       }
@@ -277,8 +288,9 @@ void LlmEngine::Impl::sample(const Draw& d) {
   if (seq.req.top_logprobs >= 0) {  // penalised, before temperature: as sample() sees them
     std::copy_n(logits, vocab, penalised.data());
     seq.sampler.apply_penalties(penalised.data());
+    if (seq.constraint) seq.constraint->mask(penalised.data());
   }
-  const int32_t token = d.token >= 0 ? d.token : seq.sampler.sample(logits);
+  const int32_t token = d.token >= 0 ? d.token : seq.draw(logits);
   const auto& stop_ids = seq.req.stop_ids;
   if ((!seq.req.ignore_eos && model.tokenizer().is_eog(token)) ||
       std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end())
@@ -286,12 +298,13 @@ void LlmEngine::Impl::sample(const Draw& d) {
   if (seq.req.top_logprobs >= 0)
     e.logprob = token_logprobs(penalised.data(), vocab, token, seq.req.top_logprobs, e.top_logprobs);
   seq.sampler.accept(token);
+  if (seq.constraint) seq.constraint->accept(token);
   seq.tokens.push_back(token);
   ++stats.generated_tokens;
   e.token = token;
   e.text = seq.stops.push(seq.detok.push(token));
   deliver(seq.sink, e);
-  if (seq.stops.stopped()) return finish(seq, FinishReason::Stop);
+  if (seq.stops.stopped() || (seq.constraint && seq.constraint->must_end())) return finish(seq, FinishReason::Stop);
   // Under Full the next token needs a position inside the context.
   if (seq.generated() >= seq.req.max_tokens ||
       (seq.full_kv() && int32_t(seq.tokens.size()) >= layout.context_limit))

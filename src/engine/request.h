@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@
 #include "model/config.h"
 
 namespace parley {
+namespace grammar {
+class Grammar;
+}
 
 using RequestId = uint64_t;
 
@@ -54,6 +58,12 @@ struct Request {
   // prefix cache: its hidden states are needed), nothing is generated, and
   // the final event (FinishReason::Stop) carries the pooled hidden state.
   Pooling pooling = Pooling::None;
+  // Not null: the output is kept a match of this grammar (engine/grammar),
+  // end-of-generation allowed only where the grammar may end, and the
+  // request stops when nothing may follow. With triggers it applies only
+  // from the first trigger text in the output on (lazy tool calls).
+  std::shared_ptr<const grammar::Grammar> grammar;
+  std::vector<std::string> grammar_triggers;
 };
 
 struct TokenLogprob {

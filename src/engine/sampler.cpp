@@ -130,6 +130,14 @@ void Sampler::apply_penalties(float* logits) {
 
 int32_t Sampler::sample(float* logits) {
   apply_penalties(logits);
+  return sample_penalised(logits);
+}
+
+bool Sampler::truncates() const {
+  return params_.temperature > 0.0f && (params_.top_k > 0 || params_.top_p < 1.0f || params_.min_p > 0.0f);
+}
+
+int32_t Sampler::sample_penalised(const float* logits) {
   // Lowest id wins ties; -inf and NaN logits are never chosen (-1 if all are).
   const auto best = static_cast<int32_t>(argmax(logits, vocab_size_));
   if (best < 0) throw Error("Sampler::sample: no token has a finite logit (all banned?)");

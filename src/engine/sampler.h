@@ -31,6 +31,10 @@ class Sampler {
   // The first step of sample(): adds the logit bias and applies the
   // repetition, frequency and presence penalties in place.
   void apply_penalties(float* logits);
+  // The rest of sample(): the draw from logits already through apply_penalties.
+  int32_t sample_penalised(const float* logits);
+  // Top-k, top-p or min-p cut the distribution down before the draw.
+  bool truncates() const;
   const SamplingParams& params() const { return params_; }
 
  private:

@@ -2,6 +2,7 @@
 // One request inside the engine: its tokens (prompt, then generated), where
 // its K/V live, and its sampling and text-output state.
 #include <chrono>
+#include <optional>
 #include <cstdint>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "engine/request.h"
 #include "engine/sampler.h"
 #include "engine/stop.h"
+#include "engine/token_constraint.h"
 #include "tokenizer/tokenizer.h"
 
 namespace parley {
@@ -41,6 +43,10 @@ struct Sequence {
   StreamingDetokenizer detok;
   StopStringMatcher stops;
   std::vector<float> pooled;  // embedding requests: BatchChunk::pooled
+  std::optional<TokenConstraint> constraint;  // requests with a grammar
+
+  // The next token from these logits (which it may modify).
+  int32_t draw(float* logits) { return constraint ? constraint->sample(sampler, logits) : sampler.sample(logits); }
 
   int32_t pending() const { return int32_t(tokens.size()) - computed; }  // to evaluate
   int32_t generated() const { return int32_t(tokens.size()) - prompt_len; }

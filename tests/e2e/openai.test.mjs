@@ -172,13 +172,10 @@ test('completions take an array of token-id arrays: one prompt each', async () =
 test('fields the server does not take are refused by name, never silently dropped', async () => {
   await assert.rejects(client.chat.completions.create({ messages, max_tokens: 2, temprature: 0.5 }),
     (e) => e.status === 400 && e.param === 'temprature' && e.code === 'unknown_parameter');
-  const tools = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }];
-  await assert.rejects(client.chat.completions.create({ messages, max_tokens: 2, tools }),
-    (e) => e.status === 400 && e.param === 'tools' && e.code === 'unsupported_parameter');
-  await assert.rejects(client.chat.completions.create({ messages, max_tokens: 2, response_format: { type: 'json_object' } }),
-    (e) => e.status === 400 && e.param === 'response_format');
-  await assert.rejects(client.chat.completions.create({ messages: [{ role: 'user', content: 'Hi', name: 'ann' }], max_tokens: 2 }),
-    (e) => e.status === 400 && e.param === 'messages[0].name');
+  await assert.rejects(client.chat.completions.create({ messages, max_tokens: 2, audio: { voice: 'alloy', format: 'mp3' } }),
+    (e) => e.status === 400 && e.param === 'audio' && e.code === 'unsupported_parameter');
+  await assert.rejects(client.chat.completions.create({ messages: [{ role: 'assistant', content: 'Hi', refusal: 'no' }], max_tokens: 2 }),
+    (e) => e.status === 400 && e.param === 'messages[0].refusal');
   const plain = await client.chat.completions.create({ messages, max_tokens: 2, tools: [], tool_choice: 'none',
     response_format: { type: 'text' } });
   assert.equal(plain.choices.length, 1);

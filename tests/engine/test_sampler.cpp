@@ -419,3 +419,26 @@ TEST(Sampler, AcceptRejectsTokensOutsideTheVocabulary) {
 
 }  // namespace
 }  // namespace parley
+
+// A grammar's draw (engine/token_constraint) penalises once, then draws; the
+// result is sample()'s, and a second draw from banned logits is the masked one.
+TEST(Sampler, SamplePenalisedIsTheDrawOfSample) {
+  std::vector<float> logits = {0.5f, 2.0f, 1.0f, -1.0f, 1.5f, 0.0f};
+  parley::SamplingParams p;
+  p.temperature = 0.8f;
+  p.presence_penalty = 0.7f;
+  p.seed = 11;
+  parley::Sampler a(p, 6), b(p, 6);
+  a.accept(1);
+  b.accept(1);
+  for (int i = 0; i < 50; ++i) {
+    std::vector<float> la = logits, lb = logits;
+    b.apply_penalties(lb.data());
+    EXPECT_EQ(a.sample(la.data()), b.sample_penalised(lb.data()));
+  }
+  EXPECT_FALSE(a.truncates());
+  p.top_p = 0.9f;
+  EXPECT_TRUE(parley::Sampler(p, 6).truncates());
+  p.temperature = 0.0f;  // greedy cuts nothing that a redraw could see
+  EXPECT_FALSE(parley::Sampler(p, 6).truncates());
+}

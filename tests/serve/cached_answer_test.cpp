@@ -94,6 +94,7 @@ TEST(CachedAnswer, KeyCoversEveryOutputChangingField) {
   EXPECT_NE(k, response_cache_key({"m", "fp", "team-a"}, {base}, false));  // another tenant
   EXPECT_NE(response_cache_key({"m", "fp", "team-a"}, {base}, false), response_cache_key({"m", "fp", "team-b"}, {base}, false));
   EXPECT_NE(k, response_cache_key({"m", "fp", ""}, {base, base}, false));  // n = 2
+  EXPECT_NE(k, response_cache_key({"m", "fp", "", "json_object"}, {base}, false));  // held to a format
   const std::vector<std::function<void(Request&)>> changes = {
       [](Request& r) { r.prompt.push_back(4); },
       [](Request& r) { r.sampling.temperature = 0.5f; },

@@ -40,8 +40,7 @@ TEST(RequestFields, EachRouteTakesItsOwnFields) {
 }
 
 TEST(RequestFields, OpenAiFeaturesThatAreNotOfferedAreRefusedByName) {
-  for (const char* body : {R"({"tools": [{"type": "function"}]})", R"({"tool_choice": "auto"})",
-                           R"({"response_format": {"type": "json_object"}})", R"({"audio": {}})",
+  for (const char* body : {R"({"audio": {}})", R"({"prediction": {"type": "content"}})",
                            R"({"modalities": ["text", "audio"]})", R"({"store": true})", R"({"reasoning_effort": "low"})"}) {
     const std::string r = refusal(body, RouteFields::Chat);
     EXPECT_NE(r.find("unsupported_parameter"), std::string::npos) << body << ": " << r;
@@ -52,6 +51,10 @@ TEST(RequestFields, OpenAiFeaturesThatAreNotOfferedAreRefusedByName) {
                            R"({"parallel_tool_calls": true})", R"({"tools": null})"})
     EXPECT_EQ(refusal(body, RouteFields::Chat), "") << body;
   EXPECT_EQ(refusal(R"({"tools": []})", RouteFields::Completions), "tools unsupported_parameter");
+  // Chat takes tools and formats (read by parse_tools, parse_output_format); the WebSocket API formats only.
+  EXPECT_EQ(refusal(R"({"tools": [{"type": "function"}], "tool_choice": "auto"})", RouteFields::Chat), "");
+  EXPECT_EQ(refusal(R"({"response_format": {"type": "json_object"}})", RouteFields::WebSocket), "");
+  EXPECT_EQ(refusal(R"({"tools": [{"type": "function"}]})", RouteFields::WebSocket), "tools unsupported_parameter");
 }
 
 }  // namespace

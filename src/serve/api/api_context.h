@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "serve/transport/exchange.h"
 #include "serve/api/generation.h"
+#include "serve/api/structured_output.h"
 #include "serve/api/generation_params.h"
 #include "serve/transport/server_state.h"
 #include "serve/api/session_cache_services.h"
@@ -37,6 +38,7 @@ struct ApiContext {
   Pooling pooling = Pooling::Mean;     // of /v1/embeddings: --pooling, else the model's own, else mean
   size_t max_pending_bytes = 4 << 20;  // a stream whose client reads slower is cancelled
   GenerationRegistry generations;
+  GrammarCache grammars;  // compiled response formats, grammars and tool-call grammars
   ServerState state;
   StateServices services;  // sessions, response cache, static answers (null: off)
   // Protection and operations (docs/operations.md).

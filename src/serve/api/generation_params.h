@@ -9,6 +9,7 @@
 #include "engine/request.h"
 #include "engine/sampler.h"
 #include "serve/api/json_fields.h"
+#include "serve/api/structured_output.h"
 
 namespace parley::serve {
 
@@ -26,6 +27,7 @@ struct GenerationParams {
   int32_t priority = 0;                // vLLM's scale: lower runs first
   int32_t truncate_prompt_tokens = 0;  // > 0: keep only the prompt's last N tokens
   std::string user;                    // the client's end user (logged: Exchange::end_user)
+  OutputGrammar output;                // response_format, grammar or tools: set by the route
 };
 
 // Under a bounded retention policy a generation may outlast the context

@@ -33,6 +33,13 @@ json parse_json_body(const HttpRequest& request) {
   return body;
 }
 
+nlohmann::ordered_json ordered_field(std::string_view raw, const char* name) {
+  const auto body = nlohmann::ordered_json::parse(raw, nullptr, false);
+  if (!body.is_object()) return nullptr;
+  const auto it = body.find(name);
+  return it == body.end() ? nlohmann::ordered_json(nullptr) : *it;
+}
+
 const json* get_field(const json& obj, const char* name) {
   const auto it = obj.find(name);
   return it == obj.end() || it->is_null() ? nullptr : &*it;

@@ -22,6 +22,11 @@ json parse_json_body(const HttpRequest& request);
 
 const json* get_field(const json& obj, const char* name);  // null when absent or null
 
+// Field `name` of the JSON object `raw` with its objects' keys in the order
+// the client wrote them (json sorts them): JSON schemas and tools, whose
+// property order is the order the model writes them in. Null when absent.
+nlohmann::ordered_json ordered_field(std::string_view raw, const char* name);
+
 struct Range {
   double lo, hi;
   bool lo_open = false;  // (lo, hi] instead of [lo, hi]

@@ -51,10 +51,6 @@ json logprobs_json(const ResponseMeta& meta, const std::vector<Event>& tokens, s
   return meta.api == Api::Chat ? chat_logprobs(tokens, tok) : completion_logprobs(tokens, text_offset, tok);
 }
 
-json finish_json(std::optional<FinishReason> r) {
-  return r ? json(finish_reason_name(*r)) : json(nullptr);
-}
-
 json envelope(const ResponseMeta& meta, bool chunk) {
   const char* object = meta.api == Api::Completions ? "text_completion"
                        : chunk                      ? "chat.completion.chunk"
@@ -63,7 +59,40 @@ json envelope(const ResponseMeta& meta, bool chunk) {
           {"system_fingerprint", meta.fingerprint}};
 }
 
+json tool_call_delta_json(const chat::ToolCallDelta& d) {
+  json out = {{"index", d.index}};
+  if (!d.id.empty()) out["id"] = d.id, out["type"] = "function";
+  json function = {{"arguments", d.arguments}};
+  if (!d.name.empty()) function["name"] = d.name;
+  out["function"] = std::move(function);
+  return out;
+}
+
+// The assistant message of a chat answer, split by the request's parser.
+json chat_message(const ResponseMeta& meta, const Choice& c, bool& called) {
+  called = false;
+  if (!meta.parsing) return {{"role", "assistant"}, {"content", c.text}};
+  chat::OutputParser parser(*meta.parsing);
+  chat::OutputDelta all = parser.feed(c.text);
+  const chat::OutputDelta rest = parser.finish();
+  all.content += rest.content;
+  all.reasoning += rest.reasoning;
+  json calls = json::array();
+  for (const chat::ParsedToolCall& call : parser.calls())
+    calls.push_back({{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+  called = !calls.empty();
+  json message = {{"role", "assistant"}, {"content", all.content.empty() && called ? json(nullptr) : json(all.content)}};
+  if (!all.reasoning.empty()) message["reasoning_content"] = all.reasoning;
+  if (called) message["tool_calls"] = std::move(calls);
+  return message;
+}
+
 }  // namespace
+
+json finish_json(std::optional<FinishReason> r, bool called) {
+  if (r && *r == FinishReason::Stop && called) return "tool_calls";
+  return r ? json(finish_reason_name(*r)) : json(nullptr);
+}
 
 std::string random_id(const char* prefix) {
   static constexpr char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -77,7 +106,7 @@ ResponseMeta make_meta(Api api, std::string model, std::string fingerprint, bool
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   return {api, random_id(api == Api::Chat ? "chatcmpl-" : "cmpl-"),
           std::chrono::duration_cast<std::chrono::seconds>(now).count(), std::move(model), std::move(fingerprint),
-          logprobs};
+          logprobs, std::nullopt};
 }
 
 json usage_json(const Usage& u) {
@@ -93,12 +122,17 @@ json stream_chunk(const ResponseMeta& meta, const ChunkPiece& piece, const Token
     json delta = json::object();
     if (piece.first) delta["role"] = "assistant";
     if (piece.first || !piece.text.empty()) delta["content"] = piece.text;
+    if (!piece.reasoning.empty()) delta["reasoning_content"] = piece.reasoning;
+    if (!piece.tool_calls.empty()) {
+      delta["tool_calls"] = json::array();
+      for (const auto& d : piece.tool_calls) delta["tool_calls"].push_back(tool_call_delta_json(d));
+    }
     choice["delta"] = std::move(delta);
   } else {
     choice["text"] = piece.text;
   }
   choice["logprobs"] = logprobs_json(meta, piece.tokens, piece.text_offset, tok);
-  choice["finish_reason"] = finish_json(piece.finish);
+  choice["finish_reason"] = finish_json(piece.finish, piece.called);
   json out = envelope(meta, true);
   out["choices"] = json::array({std::move(choice)});
   return out;
@@ -116,10 +150,11 @@ json full_response(const ResponseMeta& meta, const std::vector<Choice>& choices,
   for (size_t i = 0; i < choices.size(); ++i) {
     const Choice& c = choices[i];
     json choice = {{"index", i}};
-    if (meta.api == Api::Chat) choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+    bool called = false;
+    if (meta.api == Api::Chat) choice["message"] = chat_message(meta, c, called);
     else choice["text"] = c.text;
     choice["logprobs"] = logprobs_json(meta, c.tokens, 0, tok);
-    choice["finish_reason"] = finish_json(c.finish);
+    choice["finish_reason"] = finish_json(c.finish, called);
     list.push_back(std::move(choice));
   }
   json out = envelope(meta, false);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/output_parser.h"
 #include "serve/api/choice.h"
 #include "serve/api/json_fields.h"
 #include "tokenizer/tokenizer.h"
@@ -22,6 +23,9 @@ struct ResponseMeta {
   std::string model;
   std::string fingerprint;
   bool logprobs = false;  // the request asked for log-probabilities
+  // Chat answers whose text is split into content, reasoning and tool calls
+  // (a template with thinking markers, or tools offered): the options.
+  std::optional<chat::OutputParser::Options> parsing;
 };
 ResponseMeta make_meta(Api api, std::string model, std::string fingerprint, bool logprobs);
 std::string random_id(const char* prefix);  // prefix + 24 random alphanumerics
@@ -39,8 +43,13 @@ struct ChunkPiece {
   size_t text_offset = 0;
   bool first = false;
   std::optional<FinishReason> finish;
+  bool called = false;  // the choice made tool calls (finish_reason "tool_calls")
+  std::string reasoning{};                        // delta.reasoning_content
+  std::vector<chat::ToolCallDelta> tool_calls{};  // delta.tool_calls
 };
 json stream_chunk(const ResponseMeta& meta, const ChunkPiece& piece, const Tokenizer& tok);
+// finish_reason "tool_calls" for an answer that ended with calls, else the engine's reason.
+json finish_json(std::optional<FinishReason> r, bool called);
 // The last chunk with stream_options.include_usage: no choices, the usage.
 json usage_chunk(const ResponseMeta& meta, const Usage& usage);
 // A complete (non-streamed) response.

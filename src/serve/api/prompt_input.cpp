@@ -37,6 +37,59 @@ chat::ChatMessage parse_message(const json& m, size_t i) {
   return {r, message_content(m.contains("content") ? m["content"] : json(nullptr), i)};
 }
 
+// An assistant message's calls, `arguments` parsed: templates read them as objects.
+nlohmann::ordered_json tool_calls_of(const json& calls, const std::string& param) {
+  if (!calls.is_array()) throw invalid_request("'" + param + "' must be an array", param, "invalid_type");
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (size_t j = 0; j < calls.size(); ++j) {
+    const std::string at = param + "[" + std::to_string(j) + "]";
+    const json& c = calls[j];
+    if (!c.is_object()) throw invalid_request("'" + at + "' must be an object", at, "invalid_type");
+    refuse_other_fields(c, {"id", "type", "function"}, at + ".");
+    const json* f = get_field(c, "function");
+    const auto name = f && f->is_object() ? get_string(*f, "name") : std::nullopt;
+    if (!name) throw invalid_request("'" + at + ".function.name' is required", at + ".function.name", "missing_required_parameter");
+    refuse_other_fields(*f, {"name", "arguments"}, at + ".function.");
+    const std::string args = get_string(*f, "arguments").value_or("{}");
+    nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(args, nullptr, false);
+    if (parsed.is_discarded())
+      throw invalid_request("'" + at + ".function.arguments' must be a JSON text", at + ".function.arguments", "invalid_value");
+    out.push_back({{"id", get_string(c, "id").value_or("")},
+                   {"type", "function"},
+                   {"function", {{"name", *name}, {"arguments", std::move(parsed)}}}});
+  }
+  return out;
+}
+
+// One message as the chat template receives it (transformers' layout).
+nlohmann::ordered_json template_message(const json& m, size_t i) {
+  const std::string param = "messages[" + std::to_string(i) + "]";
+  if (!m.is_object()) throw invalid_request("'" + param + "' must be an object", param, "invalid_type");
+  const json* role = get_field(m, "role");
+  if (!role || !role->is_string()) throw invalid_request("'" + param + ".role' must be a string", param + ".role");
+  std::string r = role->get<std::string>();
+  if (r == "developer") r = "system";
+  if (r != "system" && r != "user" && r != "assistant" && r != "tool")
+    throw invalid_request("'" + param + ".role' must be system, developer, user, assistant or tool; got '" + r + "'",
+                          param + ".role");
+  std::vector<std::string_view> fields = {"role", "content", "name"};
+  if (r == "assistant") fields.push_back("tool_calls");
+  if (r == "tool") fields.push_back("tool_call_id");
+  refuse_other_fields(m, fields, param + ".");
+  nlohmann::ordered_json out = {{"role", r}, {"content", message_content(m.contains("content") ? m["content"] : json(nullptr), i)}};
+  if (const auto name = get_string(m, "name")) out["name"] = *name;
+  if (const json* calls = get_field(m, "tool_calls")) {
+    out["tool_calls"] = tool_calls_of(*calls, param + ".tool_calls");
+    if (out["content"] == "" && !out["tool_calls"].empty()) out["content"] = nullptr;
+  }
+  if (r == "tool") {
+    const auto id = get_string(m, "tool_call_id");
+    if (!id) throw invalid_request("'" + param + ".tool_call_id' is required", param + ".tool_call_id", "missing_required_parameter");
+    out["tool_call_id"] = *id;
+  }
+  return out;
+}
+
 bool is_token_array(const json& a) {
   for (const json& v : a)
     if (!v.is_number_integer()) return false;
@@ -63,6 +116,22 @@ std::vector<chat::ChatMessage> parse_messages(const json& body) {
   std::vector<chat::ChatMessage> out;
   for (size_t i = 0; i < f->size(); ++i) out.push_back(parse_message((*f)[i], i));
   return out;
+}
+
+chat::ChatInput parse_chat_input(const json& body, const nlohmann::ordered_json& tools) {
+  const json* f = get_field(body, "messages");
+  if (!f) throw invalid_request("'messages' is required", "messages", "missing_required_parameter");
+  if (!f->is_array() || f->empty()) throw invalid_request("'messages' must be a non-empty array", "messages", "invalid_type");
+  chat::ChatInput in;
+  in.messages = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < f->size(); ++i) in.messages.push_back(template_message((*f)[i], i));
+  in.tools = tools;
+  if (const json* kwargs = get_field(body, "chat_template_kwargs")) {
+    if (!kwargs->is_object())
+      throw invalid_request("'chat_template_kwargs' must be an object", "chat_template_kwargs", "invalid_type");
+    in.kwargs = nlohmann::ordered_json::parse(kwargs->dump());
+  }
+  return in;
 }
 
 chat::ChatMessage strict_message(const json& m, const std::string& param, const MessageFormat& format) {
@@ -131,6 +200,15 @@ std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<chat::C
   try {
     return chat::encode_chat(tok, messages, true);
   } catch (const Error& e) {  // the template raised (e.g. roles must alternate) or failed
+    throw invalid_request(std::string("The model's chat template refused the messages: ") + e.what(), "messages",
+                          "chat_template_error");
+  }
+}
+
+std::vector<int32_t> chat_tokens(const Tokenizer& tok, const chat::ChatInput& input) {
+  try {
+    return chat::encode_chat(tok, input, true);
+  } catch (const Error& e) {
     throw invalid_request(std::string("The model's chat template refused the messages: ") + e.what(), "messages",
                           "chat_template_error");
   }

@@ -17,6 +17,11 @@ namespace parley::serve {
 // array of {"type": "text", "text": ...} parts.
 std::vector<chat::ChatMessage> parse_messages(const json& body);
 
+// "messages" as the chat template takes them: also tool-role messages
+// (tool_call_id), assistant messages with tool_calls (arguments parsed into
+// objects), names; `tools` (null: none) and "chat_template_kwargs" passed on.
+chat::ChatInput parse_chat_input(const json& body, const nlohmann::ordered_json& tools);
+
 // A message {"role", "content", ...} in the APIs that refuse what they
 // cannot honour: any key besides `fields`, a role not in `roles` ("developer"
 // is read as "system") or content content_text refuses is a 400 naming it.
@@ -51,6 +56,7 @@ std::vector<PromptInput> parse_prompts(const json& body, int32_t vocab_size, con
 // turn; special-token texts inside messages stay plain text. A template that
 // refuses the conversation is a 400.
 std::vector<int32_t> chat_tokens(const Tokenizer& tok, const std::vector<chat::ChatMessage>& messages);
+std::vector<int32_t> chat_tokens(const Tokenizer& tok, const chat::ChatInput& input);
 // A completion prompt with BOS (per the vocabulary); special-token texts in it are plain text.
 std::vector<int32_t> prompt_tokens(const Tokenizer& tok, const PromptInput& prompt);
 

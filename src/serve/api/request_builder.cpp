@@ -24,6 +24,8 @@ Request make_request(const GenerationParams& p, std::vector<int32_t> prompt, int
   r.ignore_eos = p.ignore_eos;
   r.top_logprobs = p.top_logprobs;
   r.kv_retention = p.kv_retention;
+  r.grammar = p.output.grammar;
+  r.grammar_triggers = p.output.triggers;
   return r;
 }
 

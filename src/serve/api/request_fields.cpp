@@ -10,13 +10,14 @@
 namespace parley::serve {
 namespace {
 
-// Read by parse_generation_params, the response cache ("cache") and admission ("timeout").
+// Read by parse_generation_params, the response cache ("cache"), admission ("timeout") and
+// parse_output_format ("response_format", "grammar").
 constexpr std::string_view kGeneration[] = {"model", "temperature", "top_p", "top_k", "min_p", "presence_penalty",
                            "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "max_tokens",
                            "max_completion_tokens", "stop", "ignore_eos", "n", "logprobs", "top_logprobs",
                            "stream", "stream_options", "user", "kv_retention", "priority",
-                           "truncate_prompt_tokens", "cache", "timeout"};
-constexpr std::string_view kChat[] = {"messages", "session_id"};
+                           "truncate_prompt_tokens", "cache", "timeout", "response_format", "grammar"};
+constexpr std::string_view kChat[] = {"messages", "session_id", "chat_template_kwargs"};
 constexpr std::string_view kCompletions[] = {"prompt", "echo", "suffix", "best_of"};
 
 // A list written in place (`listed({"a", "b"}, name)`) is a constant array: nothing is allocated per check.
@@ -29,7 +30,9 @@ bool listed(std::initializer_list<std::string_view> names, std::string_view name
 
 bool known(std::string_view name, RouteFields route) {
   switch (route) {
-    case RouteFields::Chat: return listed(kGeneration, name) || listed(kChat, name);
+    case RouteFields::Chat:
+      return listed(kGeneration, name) || listed(kChat, name) ||
+             listed({"tools", "tool_choice", "parallel_tool_calls"}, name);
     case RouteFields::Completions: return listed(kGeneration, name) || listed(kCompletions, name);
     case RouteFields::Batch: return listed(kGeneration, name) || name == "prompts";
     case RouteFields::WebSocket:

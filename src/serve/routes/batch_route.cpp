@@ -53,7 +53,8 @@ void batch_chat(const ExchangePtr& ex, ApiContext& ctx) {
   check_model(body, ctx);
   ParamLimits limits = request_limits(ctx, *ex);
   limits.max_n = 1;
-  const GenerationParams params = parse_generation_params(body, limits, LogprobsStyle::Chat);
+  GenerationParams params = parse_generation_params(body, limits, LogprobsStyle::Chat);
+  params.output = parse_output_format(body, ex->request().body, ctx.grammars);
   if (params.stream) throw invalid_request("'stream' is not supported by /chat", "stream");
   ex->set_end_user(params.user);
   EngineRequests requests = build_requests(params, batch_prompts(body, ctx.model.tokenizer()), ctx.limits.context_length);

@@ -11,6 +11,8 @@ OpenAiResponder::OpenAiResponder(const ExchangePtr& exchange, ApiContext& ctx, R
     : Responder(exchange, ctx, params, requests, std::move(plan)), meta_(std::move(meta)),
       include_usage_(params.include_usage), unsent_logprobs_(requests.requests.size()), echo_(std::move(echo)) {
   keep_logprobs_ = meta_.logprobs;
+  if (meta_.parsing)
+    for (size_t i = 0; i < requests.requests.size(); ++i) parsers_.emplace_back(*meta_.parsing);
 }
 
 void OpenAiResponder::start(const ExchangePtr& exchange, ApiContext& ctx, ResponseMeta meta,
@@ -28,14 +30,34 @@ void OpenAiResponder::stream_event(size_t i, const Event& e) {
   if (meta_.logprobs && e.token >= 0) unsent_logprobs_[i].push_back(e);
   ChunkPiece piece{i, e.text, {}, c.text.size(), !started_[i], std::nullopt};
   if (piece.first && !echo_.empty()) piece.text = echo_[c.prompt_index] + piece.text;
+  if (!parsers_.empty()) split(i, e, piece);
   if (e.final && e.finish == FinishReason::Error) {
     send(sse_event(ApiError(500, "Generation failed: " + e.error, "server_error").to_json()));
-  } else if (piece.first || !piece.text.empty() || (e.final && !unsent_logprobs_[i].empty())) {
+  } else if (piece.first || !piece.text.empty() || !piece.reasoning.empty() || !piece.tool_calls.empty() ||
+             (e.final && !unsent_logprobs_[i].empty())) {
     piece.tokens = std::move(unsent_logprobs_[i]);
     unsent_logprobs_[i].clear();
     send_piece(piece);
   }
-  if (e.final) send_piece({i, "", {}, c.text.size(), false, e.finish});
+  if (e.final) {
+    ChunkPiece end{i, "", {}, c.text.size(), false, e.finish};
+    end.called = !parsers_.empty() && !parsers_[i].calls().empty();
+    send_piece(end);
+  }
+}
+
+// The event's text as content, reasoning and tool-call deltas.
+void OpenAiResponder::split(size_t i, const Event& e, ChunkPiece& piece) {
+  chat::OutputDelta d = parsers_[i].feed(e.text);
+  if (e.final) {
+    chat::OutputDelta rest = parsers_[i].finish();
+    d.content += rest.content;
+    d.reasoning += rest.reasoning;
+    d.tool_calls.insert(d.tool_calls.end(), rest.tool_calls.begin(), rest.tool_calls.end());
+  }
+  piece.text = std::move(d.content);
+  piece.reasoning = std::move(d.reasoning);
+  piece.tool_calls = std::move(d.tool_calls);
 }
 
 void OpenAiResponder::send_piece(ChunkPiece piece) {

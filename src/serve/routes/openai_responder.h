@@ -25,11 +25,13 @@ class OpenAiResponder : public Responder {
   void stream_end() override;
   json complete_body() override;
   void send_piece(ChunkPiece piece);
+  void split(size_t i, const Event& e, ChunkPiece& piece);
 
   ResponseMeta meta_;
   bool include_usage_;
   std::vector<std::vector<Event>> unsent_logprobs_;  // per choice: tokens whose text is held back
   std::vector<std::string> echo_;
+  std::vector<chat::OutputParser> parsers_;  // per choice, when meta_.parsing
 };
 
 }  // namespace parley::serve

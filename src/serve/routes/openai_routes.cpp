@@ -3,6 +3,7 @@
 #include "serve/routes/openai_responder.h"
 #include "serve/api/prompt_input.h"
 #include "serve/api/request_fields.h"
+#include "serve/api/tool_request.h"
 #include "serve/routes/routes.h"
 #include "serve/sessions/session_chat.h"
 
@@ -13,14 +14,27 @@ void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
   check_fields(body, RouteFields::Chat);
   check_model(body, ctx);
-  const GenerationParams params = parse_generation_params(body, request_limits(ctx, *ex), LogprobsStyle::Chat);
+  GenerationParams params = parse_generation_params(body, request_limits(ctx, *ex), LogprobsStyle::Chat);
+  const std::string& raw = ex->request().body;
+  params.output = parse_output_format(body, raw, ctx.grammars);
+  const ToolSetup tools = parse_tools(body, raw);
+  const Tokenizer& tok = ctx.model.tokenizer();
+  const chat::ToolCallFormat format = chat::detect_tool_call_format(tok.vocab().chat_template);
+  if (tools.calls()) {
+    if (params.output.grammar)
+      throw invalid_request("'response_format' and 'grammar' cannot be combined with tool calls", "response_format",
+                            "unsupported_parameter");
+    params.output = tool_grammar(tools, format, ctx.grammars);
+  }
   require_ready(ctx);
   AnswerPlan plan;
-  const auto tokens = chat_prompt(ctx, body, params, request_api_key(*ex), plan);
+  const auto tokens = chat_prompt(ctx, body, params, request_api_key(*ex), plan,
+                                  tools.calls() ? tools.tools : nlohmann::ordered_json(nullptr));
   EngineRequests requests = build_requests(params, {tokens}, ctx.limits.context_length);
   plan_answer(ctx, body, params, requests, true, request_api_key(*ex), plan);
-  OpenAiResponder::start(ex, ctx, make_meta(Api::Chat, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0),
-                         params, std::move(requests), {}, std::move(plan));
+  ResponseMeta meta = make_meta(Api::Chat, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0);
+  meta.parsing = output_parsing(tok, tokens, tools, format);
+  OpenAiResponder::start(ex, ctx, std::move(meta), params, std::move(requests), {}, std::move(plan));
 }
 
 void completions(const ExchangePtr& ex, ApiContext& ctx) {
@@ -31,7 +45,8 @@ void completions(const ExchangePtr& ex, ApiContext& ctx) {
     throw invalid_request("'suffix' (insertion) is not supported", "suffix", "unsupported_parameter");
   if (const auto best_of = get_integer(body, "best_of", 1, ctx.limits.max_n); best_of && *best_of != 1)
     throw invalid_request("'best_of' other than 1 is not supported", "best_of", "unsupported_parameter");
-  const GenerationParams params = parse_generation_params(body, request_limits(ctx, *ex), LogprobsStyle::Completions);
+  GenerationParams params = parse_generation_params(body, request_limits(ctx, *ex), LogprobsStyle::Completions);
+  params.output = parse_output_format(body, ex->request().body, ctx.grammars);
   const bool echo = get_bool(body, "echo").value_or(false);
   const Tokenizer& tok = ctx.model.tokenizer();
   std::vector<std::vector<int32_t>> prompts;

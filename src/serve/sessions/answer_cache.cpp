@@ -58,7 +58,8 @@ std::string last_user_text(const std::vector<chat::ChatMessage>& messages) {
 void plan_answer(ApiContext& ctx, const json& body, const GenerationParams& params, const EngineRequests& requests,
                  bool chat, const std::string& api_key, AnswerPlan& plan) {
   StateServices& s = ctx.services;
-  if (chat && s.static_answers && params.n == 1 && static_answers_on(ctx)) {
+  // A fixed answer is free text: never one for a request that asked for a format or tools.
+  if (chat && s.static_answers && params.n == 1 && !params.output.grammar && static_answers_on(ctx)) {
     if (const auto answer = s.static_answers->match(plan.user_text)) {
       const auto answer_tokens = ctx.model.tokenizer().encode(*answer, false, false);
       plan.replay = fixed_answer(*answer, int32_t(requests.requests[0].prompt.size()), int32_t(answer_tokens.size()));
@@ -68,7 +69,7 @@ void plan_answer(ApiContext& ctx, const json& body, const GenerationParams& para
     }
   }
   if (!s.response_cache || !is_cacheable(params) || !get_bool(body, "cache").value_or(true)) return;
-  const CacheScope scope{ctx.model_id, ctx.fingerprint, s.cache_per_key ? api_key : ""};
+  const CacheScope scope{ctx.model_id, ctx.fingerprint, s.cache_per_key ? api_key : "", params.output.key};
   plan.cache_key = response_cache_key(scope, requests.requests, params.seeded);
   plan.replay = cache_lookup(*s.response_cache, plan.cache_key);
   plan.cache_status = plan.replay ? "hit" : "miss";

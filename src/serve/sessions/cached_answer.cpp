@@ -122,10 +122,11 @@ bool is_cacheable(const GenerationParams& params) {
 
 std::string response_cache_key(const CacheScope& scope, const std::vector<Request>& requests, bool seeded) {
   KeyHasher h;
-  h.add("parley-response/2");
+  h.add("parley-response/3");
   h.add(scope.model_id);
   h.add(scope.fingerprint);
   h.add(scope.tenant);
+  h.add(scope.output);
   h.add_raw(uint64_t(requests.size()));
   for (const Request& r : requests) add_request(h, r, seeded);
   return h.hex();

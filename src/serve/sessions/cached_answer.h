@@ -26,6 +26,7 @@ bool is_cacheable(const GenerationParams& params);
 // `tenant` is "" (a cache shared by every key), of one API key (its name).
 struct CacheScope {
   std::string model_id, fingerprint, tenant;
+  std::string output{};  // what the answer is held to (OutputGrammar::key); "" for free text
 };
 // Hex SHA-1 of the scope and, per engine request, the prompt tokens and every
 // field that changes the output (a random seed is left out: it does not

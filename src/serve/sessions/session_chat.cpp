@@ -50,14 +50,19 @@ EngineRequests chat_requests(ApiContext& ctx, const json& body, const std::vecto
 }
 
 std::vector<int32_t> chat_prompt(ApiContext& ctx, const json& body, const GenerationParams& params,
-                                 const std::string& api_key, AnswerPlan& plan) {
-  const std::vector<chat::ChatMessage> messages = parse_messages(body);
+                                 const std::string& api_key, AnswerPlan& plan, const nlohmann::ordered_json& tools) {
   const auto session_id = get_string(body, "session_id");
   if (!session_id) {
-    plan.user_text = last_user_text(messages);
-    return chat_tokens(ctx.model.tokenizer(), messages);
+    const chat::ChatInput input = parse_chat_input(body, tools);
+    for (const auto& m : input.messages)
+      if (m["role"] == "user" && m["content"].is_string()) plan.user_text = m["content"].get<std::string>();
+    return chat_tokens(ctx.model.tokenizer(), input);
   }
+  const std::vector<chat::ChatMessage> messages = parse_messages(body);
   if (!ctx.services.sessions) throw invalid_request("Sessions are not enabled on this server", "session_id");
+  for (const char* field : {"tools", "chat_template_kwargs"})
+    if (get_field(body, field))
+      throw invalid_request(std::string("A session turn cannot take '") + field + "'", field, "unsupported_parameter");
   plan.user_text = new_user_message(messages);
   if (params.n != 1) throw invalid_request("A session turn has one choice: 'n' must be 1", "n");
   plan.session = SessionTurn::begin(*ctx.services.turn_leases, *session_id, api_key);

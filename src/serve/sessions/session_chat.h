@@ -18,8 +18,10 @@ std::string request_api_key(const Exchange& exchange);
 // The prompt tokens of a chat request (HTTP or WebSocket body) and the user
 // text in plan.user_text. With "session_id", `messages` must be one user
 // message and n 1; the session's turn lock is taken into plan.session.
+// `tools` (null: none) go to the chat template.
 std::vector<int32_t> chat_prompt(ApiContext& ctx, const json& body, const GenerationParams& params,
-                                 const std::string& api_key, AnswerPlan& plan);
+                                 const std::string& api_key, AnswerPlan& plan,
+                                 const nlohmann::ordered_json& tools = nullptr);
 
 // A chat request without a session (Anthropic's Messages, OpenAI's
 // Responses): its engine request for `messages` in the chat format, and the

@@ -79,7 +79,8 @@ void WsConversation::start(const json& message, Exchange& admission) {
   check_model(message, ctx_);
   ParamLimits limits = request_limits(ctx_, admission);
   limits.max_n = 1;
-  const GenerationParams params = parse_generation_params(message, limits, LogprobsStyle::Chat);
+  GenerationParams params = parse_generation_params(message, limits, LogprobsStyle::Chat);
+  params.output = parse_output_format(message, admission.request().body, ctx_.grammars);
   admission.set_end_user(params.user);
   require_ready(ctx_);
   AnswerPlan plan;
