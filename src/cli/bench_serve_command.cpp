@@ -6,6 +6,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -14,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "engine/engine_limits.h"
+#include "engine/grammar/grammar.h"
 #include "engine/llm_engine.h"
 #include "kernels/cpu.h"
 #include "loadtest/machine.h"
@@ -42,7 +45,17 @@ struct BenchServeArgs {
   std::string kv_memory, kv_type = "f16", policy = "fcfs", kv_policy = "full";
   bool no_prefix_cache = false;
   bool json = false;
+  std::string grammar, json_schema;  // output constraint: a GBNF file ("json": any JSON object), a JSON schema file
 };
+
+// The grammar every request is held to (null: none), as the server compiles it.
+std::shared_ptr<const grammar::Grammar> bench_grammar(const BenchServeArgs& a) {
+  if (!a.json_schema.empty()) return grammar::parse_gbnf(grammar::json_schema_to_gbnf_ordered(
+                                  nlohmann::ordered_json::parse(read_text_file(a.json_schema, "JSON schema"))));
+  if (a.grammar == "json") return grammar::parse_gbnf(grammar::json_gbnf(true));
+  if (!a.grammar.empty()) return grammar::parse_gbnf(read_text_file(a.grammar, "grammar"));
+  return nullptr;
+}
 
 struct Trace {
   Clock::time_point submitted, finished;
@@ -53,7 +66,8 @@ double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(
 
 class Workload {
  public:
-  Workload(const BenchServeArgs& a, int32_t vocab) : a_(a), vocab_(vocab), rng_(a.seed), prefix_(tokens(a.shared_prefix)) {}
+  Workload(const BenchServeArgs& a, int32_t vocab)
+      : a_(a), vocab_(vocab), rng_(a.seed), prefix_(tokens(a.shared_prefix)), grammar_(bench_grammar(a)) {}
   Request next() {
     Request r;
     r.prompt = prefix_;
@@ -66,6 +80,7 @@ class Workload {
     r.sampling.top_p = a_.top_p;
     if (a_.temperature > 0) r.sampling.seed = rng_();  // greedy runs keep the workload of earlier versions
     r.ignore_eos = true;
+    r.grammar = grammar_;
     return r;
   }
 
@@ -84,6 +99,7 @@ class Workload {
   int32_t vocab_;
   std::mt19937_64 rng_;
   std::vector<int32_t> prefix_;
+  std::shared_ptr<const grammar::Grammar> grammar_;
 };
 
 EngineConfig engine_config(const BenchServeArgs& a) {
@@ -176,9 +192,12 @@ void run_bench_serve(const BenchServeArgs& a) {
   char arrivals[64];
   if (a.rate > 0) std::snprintf(arrivals, sizeof arrivals, "Poisson arrivals %.2f/s", a.rate);
   else std::snprintf(arrivals, sizeof arrivals, "concurrency %d", a.concurrency);
-  char sampling[96] = "greedy";
+  char sampling[160] = "greedy";
   if (a.temperature > 0)
     std::snprintf(sampling, sizeof sampling, "temperature %.2f, top-k %d, top-p %.2f", a.temperature, a.top_k, a.top_p);
+  if (!a.grammar.empty() || !a.json_schema.empty())
+    std::snprintf(sampling + std::strlen(sampling), sizeof sampling - std::strlen(sampling), ", held to %s",
+                  a.json_schema.empty() ? a.grammar.c_str() : a.json_schema.c_str());
   std::fprintf(setup, "load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens, lengths +-%.0f%%, %s\n",
               a.requests, arrivals, a.prompt_tokens, a.shared_prefix, a.max_tokens, 100 * a.spread, sampling);
 
@@ -265,6 +284,9 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_flag("--no-prefix-cache", a->no_prefix_cache, "disable automatic prefix caching");
   add_kv_retention_options(*cmd, a->kv_policy, a->engine.kv_retention);
   cmd->add_flag("--json", a->json, "print the results as one JSON object");
+  cmd->add_option("--grammar", a->grammar, "hold every answer to a GBNF grammar file ('json': any JSON object)");
+  cmd->add_option("--json-schema", a->json_schema, "hold every answer to a JSON schema file (as response_format)")
+      ->excludes("--grammar");
   cmd->callback([a] { run_bench_serve(*a); });
 }
 
