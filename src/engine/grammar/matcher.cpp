@@ -12,14 +12,24 @@ Matcher::Matcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(gr
   automaton.extract(automaton.initial(), state_);
 }
 
+namespace {
+
+// The automaton state after `bytes` from state `s` (kDead: refused).
+int32_t walk_bytes(Automaton& automaton, int32_t s, std::string_view bytes) {
+  for (const char b : bytes) {
+    s = automaton.next(s, static_cast<uint8_t>(b));
+    if (s == Automaton::kDead) break;
+  }
+  return s;
+}
+
+}  // namespace
+
 bool Matcher::accept(std::string_view bytes) {
   if (bytes.empty()) return true;
   Automaton& automaton = Automaton::of(grammar_);
-  int32_t s = automaton.intern(state_);
-  for (const char b : bytes) {
-    s = automaton.next(s, static_cast<uint8_t>(b));
-    if (s == Automaton::kDead) return false;
-  }
+  const int32_t s = walk_bytes(automaton, automaton.intern(state_), bytes);
+  if (s == Automaton::kDead) return false;
   automaton.extract(s, state_);
   return true;
 }
@@ -27,12 +37,7 @@ bool Matcher::accept(std::string_view bytes) {
 bool Matcher::allows(std::string_view bytes) const {
   if (bytes.empty()) return true;
   Automaton& automaton = Automaton::of(grammar_);
-  int32_t s = automaton.intern(state_);
-  for (const char b : bytes) {
-    s = automaton.next(s, static_cast<uint8_t>(b));
-    if (s == Automaton::kDead) return false;
-  }
-  return true;
+  return walk_bytes(automaton, automaton.intern(state_), bytes) != Automaton::kDead;
 }
 
 bool Matcher::can_end() const { return state_.complete; }

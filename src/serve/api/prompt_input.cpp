@@ -1,6 +1,7 @@
 #include "serve/api/prompt_input.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "serve/transport/api_error.h"
 #include "util/error.h"
@@ -23,16 +24,23 @@ std::string message_content(const json& content, size_t i) {
   return text;
 }
 
-chat::ChatMessage parse_message(const json& m, size_t i) {
-  const std::string param = "messages[" + std::to_string(i) + "]";
+// The role of message `param`, one of `roles` ("developer", OpenAI's newer
+// name for the system role, is read as "system").
+std::string message_role(const json& m, const std::string& param, std::initializer_list<std::string_view> roles) {
   if (!m.is_object()) throw invalid_request("'" + param + "' must be an object", param, "invalid_type");
   const json* role = get_field(m, "role");
   if (!role || !role->is_string()) throw invalid_request("'" + param + ".role' must be a string", param + ".role");
   std::string r = role->get<std::string>();
-  if (r == "developer") r = "system";  // OpenAI's newer name for the system role
-  if (r != "system" && r != "user" && r != "assistant")
-    throw invalid_request("'" + param + ".role' must be system, developer, user or assistant; got '" + r + "'",
-                          param + ".role");
+  if (r == "developer") r = "system";
+  if (std::find(roles.begin(), roles.end(), r) != roles.end()) return r;
+  std::string names = "developer";
+  for (std::string_view name : roles) names += ", " + std::string(name);
+  throw invalid_request("'" + param + ".role' must be one of " + names + "; got '" + r + "'", param + ".role");
+}
+
+chat::ChatMessage parse_message(const json& m, size_t i) {
+  const std::string param = "messages[" + std::to_string(i) + "]";
+  const std::string r = message_role(m, param, {"system", "user", "assistant"});
   refuse_other_fields(m, {"role", "content"}, param + ".");  // name, tool_calls, refusal, audio…: not for this server
   return {r, message_content(m.contains("content") ? m["content"] : json(nullptr), i)};
 }
@@ -64,14 +72,7 @@ nlohmann::ordered_json tool_calls_of(const json& calls, const std::string& param
 // One message as the chat template receives it (transformers' layout).
 nlohmann::ordered_json template_message(const json& m, size_t i) {
   const std::string param = "messages[" + std::to_string(i) + "]";
-  if (!m.is_object()) throw invalid_request("'" + param + "' must be an object", param, "invalid_type");
-  const json* role = get_field(m, "role");
-  if (!role || !role->is_string()) throw invalid_request("'" + param + ".role' must be a string", param + ".role");
-  std::string r = role->get<std::string>();
-  if (r == "developer") r = "system";
-  if (r != "system" && r != "user" && r != "assistant" && r != "tool")
-    throw invalid_request("'" + param + ".role' must be system, developer, user, assistant or tool; got '" + r + "'",
-                          param + ".role");
+  const std::string r = message_role(m, param, {"system", "user", "assistant", "tool"});
   std::vector<std::string_view> fields = {"role", "content", "name"};
   if (r == "assistant") fields.push_back("tool_calls");
   if (r == "tool") fields.push_back("tool_call_id");
