@@ -60,6 +60,7 @@ struct LlmEngine::Impl {
   };
   void draw_tokens();
   void sample(const Draw& d);
+  void sample_token(const Draw& d);
   void finish(Sequence& seq, FinishReason why, const std::string& error = "");
   void deliver(const EventSink& sink, const Event& e);
   void deliver_final(const EventSink& sink, const Event& e);
@@ -277,7 +278,17 @@ void LlmEngine::Impl::draw_tokens() {
   });
 }
 
+// A draw that fails (a grammar whose parses outgrow their bound, a grammar
+// that leaves no token) fails its request only.
 void LlmEngine::Impl::sample(const Draw& d) {
+  try {
+    sample_token(d);
+  } catch (const std::exception& e) {
+    finish(*d.seq, FinishReason::Error, std::string("sampling failed: ") + e.what());
+  }
+}
+
+void LlmEngine::Impl::sample_token(const Draw& d) {
   if (d.error) std::rethrow_exception(d.error);
   Sequence& seq = *d.seq;
   float* logits = d.logits;

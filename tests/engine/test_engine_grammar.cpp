@@ -144,3 +144,30 @@ TEST(EngineGrammar, TriggerStartsTheGrammarWhereItAppears) {
 
 }  // namespace
 }  // namespace parley
+
+namespace parley {
+namespace {
+
+// 2^n ways to close n brackets: the matcher refuses to follow them past its
+// bound. The request that drives it there fails; the engine serves on.
+TEST(EngineGrammar, AGrammarThatOutgrowsItsBoundFailsOnlyItsRequest) {
+  auto model = Model::load(testing::kBundled);
+  const Tokenizer& tok = model->tokenizer();
+  int32_t open = -1;
+  for (int32_t t = 0; t < tok.vocab().size() && open < 0; ++t)
+    if (tok.token_to_piece(t) == "(") open = t;
+  ASSERT_GE(open, 0);
+  Request bad = constrained(*model, "Once upon a time", R"g(root ::= "(" root ")" | "(" root "]" | "")g", 100);
+  bad.sampling.logit_bias = {{open, 100.0f}};  // the model writes "(" for as long as it may
+  const Request good = constrained(*model, "Once upon a time", kSentence, 60);
+  LlmEngine engine(*model, grammar_config());
+  const auto got = testing::run_together(engine, {bad, good});
+  EXPECT_EQ(got[0].final.finish, FinishReason::Error);
+  EXPECT_NE(got[0].final.error.find("sampling failed"), std::string::npos) << got[0].final.error;
+  EXPECT_EQ(got[1].final.finish, FinishReason::Stop);
+  EXPECT_TRUE(matches(kSentence, got[1].text)) << got[1].text;
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0u);
+}
+
+}  // namespace
+}  // namespace parley
