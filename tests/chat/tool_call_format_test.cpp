@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
+#include <cctype>
 #include <set>
 
 #include "chat/output_parser.h"
@@ -57,18 +57,28 @@ TEST(ToolCallFormat, ExamplesAreReadAsCallsOnly) {
   }
 }
 
-// Rule names defined and used in a GBNF text.
+// Rule names defined and used in a GBNF text: identifiers outside string
+// literals and character classes; those followed by " ::= " are defined.
 std::pair<std::set<std::string>, std::set<std::string>> gbnf_rules(const std::string& g) {
   std::set<std::string> defined, used;
-  const std::regex definition(R"((^|\n)([a-zA-Z0-9-]+) ::= )");
-  for (auto it = std::sregex_iterator(g.begin(), g.end(), definition);
-       it != std::sregex_iterator(); ++it)
-    defined.insert((*it)[2]);
-  // Names outside string literals and character classes.
-  const std::regex token(R"("(\\.|[^"\\])*"|\[(\\.|[^\]\\])*\]|[a-zA-Z][a-zA-Z0-9-]*)");
-  for (auto it = std::sregex_iterator(g.begin(), g.end(), token); it != std::sregex_iterator(); ++it) {
-    const std::string t = it->str();
-    if (t[0] != '"' && t[0] != '[') used.insert(t);
+  const auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; };
+  for (size_t i = 0; i < g.size();) {
+    const char c = g[i];
+    if (c == '"' || c == '[') {  // a literal or a class: skip to its unescaped end
+      const char end = c == '"' ? '"' : ']';
+      for (++i; i < g.size() && g[i] != end; ++i)
+        if (g[i] == '\\') ++i;
+      ++i;
+    } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      size_t j = i;
+      while (j < g.size() && is_name(g[j])) ++j;
+      const std::string name = g.substr(i, j - i);
+      if (g.compare(j, 5, " ::= ") == 0) defined.insert(name);
+      else used.insert(name);
+      i = j;
+    } else {
+      ++i;
+    }
   }
   return {defined, used};
 }
