@@ -1,8 +1,7 @@
 #include "chat/tool_call_format.h"
 
-#include <random>
-
 #include "util/error.h"
+#include "util/random_text.h"
 
 namespace parley::chat {
 namespace {
@@ -129,13 +128,7 @@ std::string generic_tool_calls_text(const nlohmann::ordered_json& tool_calls) {
 }
 
 std::string new_tool_call_id(ToolCallFormat format) {
-  static constexpr std::string_view kAlnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_int_distribution<size_t> pick(0, kAlnum.size() - 1);
-  const bool mistral = format == ToolCallFormat::Mistral;
-  std::string id = mistral ? "" : "call_";
-  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlnum[pick(rng)];
-  return id;
+  return format == ToolCallFormat::Mistral ? random_alnum(9) : "call_" + random_alnum(24);
 }
 
 }  // namespace parley::chat

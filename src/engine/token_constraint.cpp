@@ -47,22 +47,25 @@ bool TokenConstraint::ends_generation(int32_t token) const {
 }
 
 // The bytes the token adds to the output: as the detokenizer renders it
-// after `prev_` (a SentencePiece space prefix is dropped right after BOS).
-std::string TokenConstraint::piece(int32_t token) const {
-  if (vocab_->pieces[size_t(token)].empty()) return {};
-  return tok_->token_to_piece_in_text(token, false, prev_);
+// after `prev_`. That is the vocabulary's piece except right after BOS
+// (a SentencePiece space prefix is dropped there), where it is made anew.
+std::string_view TokenConstraint::piece(int32_t token) {
+  const std::string& plain = vocab_->pieces[size_t(token)];
+  if (plain.empty() || !after_bos()) return plain;
+  after_bos_ = tok_->token_to_piece_in_text(token, false, prev_);
+  return after_bos_;
 }
 
-bool TokenConstraint::allows(int32_t token) const {
+bool TokenConstraint::allows(int32_t token) {
   if (ends_generation(token)) return matcher_.can_end();
-  const std::string bytes = piece(token);
+  const std::string_view bytes = piece(token);
   return !bytes.empty() && matcher_.allows(bytes);
 }
 
 void TokenConstraint::mask(float* logits) {
   if (!active_) return;
   const auto vocab = int32_t(vocab_->pieces.size());
-  if (prev_ >= 0 && prev_ == tok_->vocab().bos) {
+  if (after_bos()) {
     // Pieces differ from the trie's here (no space prefix): token by token, once.
     for (int32_t t = 0; t < vocab; ++t)
       if (!allows(t)) logits[t] = kBanned;
@@ -88,17 +91,18 @@ int32_t TokenConstraint::sample(Sampler& sampler, float* logits) {
 }
 
 void TokenConstraint::accept(int32_t token) {
-  const std::string bytes = ends_generation(token) ? std::string() : piece(token);
+  const std::string_view bytes = ends_generation(token) ? std::string_view() : piece(token);
+  if (!bytes.empty()) {
+    if (!active_) look_for_trigger(bytes);
+    else matcher_.accept(bytes);
+  }
   prev_ = token;
-  if (bytes.empty()) return;
-  if (!active_) return look_for_trigger(bytes);
-  matcher_.accept(bytes);
 }
 
 // A trigger may arrive split over tokens, and the token that completes it may
 // carry the call's first bytes: the grammar is fed from the trigger's start
 // (grammars that begin with it), else from its end.
-void TokenConstraint::look_for_trigger(const std::string& text) {
+void TokenConstraint::look_for_trigger(std::string_view text) {
   recent_ += text;
   for (const std::string& trigger : triggers_) {
     const size_t at = recent_.find(trigger);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/grammar/grammar.h"
@@ -46,10 +47,11 @@ class TokenConstraint {
   bool active() const { return active_; }
 
  private:
-  bool allows(int32_t token) const;
+  bool allows(int32_t token);
   bool ends_generation(int32_t token) const;
-  std::string piece(int32_t token) const;
-  void look_for_trigger(const std::string& text);
+  bool after_bos() const { return prev_ >= 0 && prev_ == tok_->vocab().bos; }
+  std::string_view piece(int32_t token);
+  void look_for_trigger(std::string_view text);
 
   grammar::Matcher matcher_;
   std::vector<std::string> triggers_;
@@ -59,7 +61,8 @@ class TokenConstraint {
   std::vector<int32_t> stop_ids_;
   bool ignore_eos_;
   bool active_;
-  std::string recent_;  // output not yet constrained, searched for a trigger
+  std::string recent_;     // output not yet constrained, searched for a trigger
+  std::string after_bos_;  // piece()'s bytes right after BOS
   std::vector<uint8_t> allowed_;
 };
 

@@ -11,14 +11,14 @@ namespace {
 
 TEST(GrammarCache, CompilesASourceOnceAndEvictsTheLeastRecentlyUsed) {
   GrammarCache cache(2);
-  const auto a = cache.get("a", R"(root ::= "a")");
-  EXPECT_EQ(cache.get("a", R"(root ::= "a")"), a);  // the same compiled grammar
-  cache.get("b", R"(root ::= "b")");
-  cache.get("a", R"(root ::= "a")");  // a is now the most recent
-  cache.get("c", R"(root ::= "c")");  // evicts b
+  const auto a = cache.get("a", [] { return std::string(R"(root ::= "a")"); });
+  EXPECT_EQ(cache.get("a", [] { return std::string(R"(root ::= "a")"); }), a);  // the same compiled grammar
+  cache.get("b", [] { return std::string(R"(root ::= "b")"); });
+  cache.get("a", [] { return std::string(R"(root ::= "a")"); });  // a is now the most recent
+  cache.get("c", [] { return std::string(R"(root ::= "c")"); });  // evicts b
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_EQ(cache.get("a", R"(root ::= "a")"), a);
-  EXPECT_THROW(cache.get("bad", "root ::= ("), Error);
+  EXPECT_EQ(cache.get("a", [] { return std::string(R"(root ::= "a")"); }), a);
+  EXPECT_THROW(cache.get("bad", [] { return std::string("root ::= ("); }), Error);
 }
 
 // The `param` of the 400 the body gets.

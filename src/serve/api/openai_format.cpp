@@ -1,7 +1,8 @@
 #include "serve/api/openai_format.h"
 
+#include "util/random_text.h"
+
 #include <chrono>
-#include <random>
 
 namespace parley::serve {
 namespace {
@@ -95,11 +96,7 @@ json finish_json(std::optional<FinishReason> r, bool called) {
 }
 
 std::string random_id(const char* prefix) {
-  static constexpr char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string id = prefix;
-  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return id;
+  return prefix + random_alnum(24);
 }
 
 ResponseMeta make_meta(Api api, std::string model, std::string fingerprint, bool logprobs) {

@@ -5,7 +5,8 @@
 
 namespace parley::serve {
 
-std::shared_ptr<const grammar::Grammar> GrammarCache::get(const std::string& key, const std::string& gbnf) {
+std::shared_ptr<const grammar::Grammar> GrammarCache::get(const std::string& key,
+                                                          const std::function<std::string()>& gbnf) {
   {
     std::lock_guard lock(mu_);
     if (const auto it = index_.find(key); it != index_.end()) {
@@ -13,7 +14,7 @@ std::shared_ptr<const grammar::Grammar> GrammarCache::get(const std::string& key
       return it->second->second;
     }
   }
-  auto compiled = grammar::parse_gbnf(gbnf);  // outside the lock: compiling may take a while
+  auto compiled = grammar::parse_gbnf(gbnf());  // outside the lock: compiling may take a while
   std::lock_guard lock(mu_);
   if (index_.count(key)) return index_[key]->second;
   lru_.emplace_front(key, compiled);
@@ -31,7 +32,8 @@ size_t GrammarCache::size() const {
 }
 
 std::shared_ptr<const grammar::Grammar> compile_grammar(GrammarCache& cache, const std::string& key,
-                                                        const std::string& gbnf, const std::string& param) {
+                                                        const std::function<std::string()>& gbnf,
+                                                        const std::string& param) {
   try {
     return cache.get(key, gbnf);
   } catch (const Error& e) {
@@ -56,12 +58,13 @@ OutputGrammar json_schema_format(const json& format, std::string_view raw, Gramm
   auto s = ordered_field(raw, "response_format")["json_schema"].value("schema", nlohmann::ordered_json::object());
   if (!s.is_object() && !s.is_boolean()) throw invalid_request("'" + param + "' must be an object", param, "invalid_type");
   const std::string key = "schema:" + s.dump();
-  std::string gbnf;
-  try {
-    gbnf = grammar::json_schema_to_gbnf_ordered(s);
-  } catch (const Error& e) {
-    throw invalid_request("'" + param + "' cannot be used: " + e.what(), param, "invalid_schema");
-  }
+  const auto gbnf = [&] {
+    try {
+      return grammar::json_schema_to_gbnf_ordered(s);
+    } catch (const Error& e) {
+      throw invalid_request("'" + param + "' cannot be used: " + e.what(), param, "invalid_schema");
+    }
+  };
   return {compile_grammar(cache, key, gbnf, param), {}, key, true};
 }
 
@@ -76,7 +79,7 @@ OutputGrammar response_format(const json& format, std::string_view raw, GrammarC
   }
   if (*type == "json_object") {
     refuse_other_fields(format, {"type"}, "response_format.");
-    const std::string& gbnf = grammar::json_gbnf(true);
+    const auto gbnf = [] { return grammar::json_gbnf(true); };
     return {compile_grammar(cache, "json_object", gbnf, "response_format"), {}, "json_object", true};
   }
   if (*type == "json_schema") {
@@ -94,7 +97,7 @@ OutputGrammar parse_output_format(const json& body, std::string_view raw, Gramma
   const auto gbnf = get_string(body, "grammar");
   if (format && gbnf)
     throw invalid_request("'grammar' and 'response_format' cannot be combined", "grammar", "invalid_value");
-  if (gbnf) return {compile_grammar(cache, "gbnf:" + *gbnf, *gbnf, "grammar"), {}, "gbnf:" + *gbnf, false};
+  if (gbnf) return {compile_grammar(cache, "gbnf:" + *gbnf, [&] { return *gbnf; }, "grammar"), {}, "gbnf:" + *gbnf, false};
   return format ? response_format(*format, raw, cache) : OutputGrammar{};
 }
 

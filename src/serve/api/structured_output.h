@@ -4,6 +4,7 @@
 // (docs/api.md, "Structured output"). Compiled grammars are cached by their
 // source, so a schema sent with every request is compiled once.
 #include <cstddef>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -18,9 +19,10 @@ namespace parley::serve {
 class GrammarCache {
  public:
   explicit GrammarCache(size_t capacity = 256) : capacity_(capacity) {}
-  // The grammar compiled from `gbnf`, which `key` names (a schema's text).
-  // Throws parley::Error when it does not compile.
-  std::shared_ptr<const grammar::Grammar> get(const std::string& key, const std::string& gbnf);
+  // The grammar `key` names (a schema's text), made by `gbnf` and compiled
+  // on a miss only. Throws what `gbnf` throws, parley::Error when the text
+  // does not compile.
+  std::shared_ptr<const grammar::Grammar> get(const std::string& key, const std::function<std::string()>& gbnf);
   size_t size() const;
 
  private:
@@ -44,8 +46,9 @@ struct OutputGrammar {
 // `raw`: the body's text (a schema's properties are written in its order).
 OutputGrammar parse_output_format(const json& body, std::string_view raw, GrammarCache& cache);
 
-// The grammar for GBNF text, a 400 naming `param` when it does not compile.
+// The grammar for the GBNF text `gbnf` makes, a 400 naming `param` when it does not compile.
 std::shared_ptr<const grammar::Grammar> compile_grammar(GrammarCache& cache, const std::string& key,
-                                                        const std::string& gbnf, const std::string& param);
+                                                        const std::function<std::string()>& gbnf,
+                                                        const std::string& param);
 
 }  // namespace parley::serve

@@ -63,7 +63,6 @@ void check_tool(const nlohmann::ordered_json& tool, size_t i, std::set<std::stri
   if (p != f->end() && !p->is_null() && !p->is_object())
     throw invalid_request("'" + at + ".function.parameters' must be a JSON schema object",
                           at + ".function.parameters", "invalid_type");
-  args_gbnf(*f, i);  // a schema the grammar cannot follow is refused now, not at the first call
 }
 
 void parse_choice(const json& body, ToolSetup& s, const std::set<std::string>& names) {
@@ -111,10 +110,9 @@ ToolSetup parse_tools(const json& body, std::string_view raw) {
   return s;
 }
 
-OutputGrammar tool_grammar(const ToolSetup& setup, chat::ToolCallFormat format, GrammarCache& cache) {
-  const auto triggers = chat::tool_syntax(format).triggers;
-  // A format without an opening text to wait for leaves `auto` unconstrained (calls are still parsed).
-  if (!setup.calls() || (setup.mode == ToolMode::Auto && triggers.empty())) return {};
+// The calls' grammar: the format's frame around each callable tool's
+// arguments (every tool's under `none`, which only validates the schemas).
+std::string calls_gbnf(const ToolSetup& setup, chat::ToolCallFormat format) {
   std::string rules;
   std::vector<std::pair<std::string, std::string>> callable;
   for (size_t i = 0; i < setup.tools.size(); ++i) {
@@ -124,11 +122,20 @@ OutputGrammar tool_grammar(const ToolSetup& setup, chat::ToolCallFormat format, 
     rules += args_gbnf(f, i) + "\n";
     callable.emplace_back(name, args_rule(i));
   }
-  const std::string gbnf = chat::tool_calls_gbnf(format, callable, setup.parallel) + "\n" + rules;
-  const char* mode = setup.mode == ToolMode::Auto ? "auto" : setup.mode == ToolMode::Required ? "required" : "named";
+  return chat::tool_calls_gbnf(format, callable, setup.parallel) + "\n" + rules;
+}
+
+OutputGrammar tool_grammar(const ToolSetup& setup, chat::ToolCallFormat format, GrammarCache& cache) {
+  if (setup.tools.is_null()) return {};
+  const char* mode = setup.mode == ToolMode::Named ? "named" : setup.mode == ToolMode::None ? "none" : "calls";
   const std::string key = std::string("tools:") + std::to_string(int(format)) + ":" + mode + ":" + setup.named + ":" +
                           (setup.parallel ? "parallel:" : "single:") + setup.tools.dump();
-  OutputGrammar out{compile_grammar(cache, key, gbnf, "tools"), {}, key, false};
+  // Compiled (once per tool set) under every mode: a schema the grammar cannot follow is a 400 now.
+  auto compiled = compile_grammar(cache, key, [&] { return calls_gbnf(setup, format); }, "tools");
+  const auto triggers = chat::tool_syntax(format).triggers;
+  // A format without an opening text to wait for leaves `auto` unconstrained (calls are still parsed).
+  if (!setup.calls() || (setup.mode == ToolMode::Auto && triggers.empty())) return {};
+  OutputGrammar out{std::move(compiled), {}, key + (setup.mode == ToolMode::Auto ? ":auto" : ""), false};
   if (setup.mode == ToolMode::Auto) out.triggers = triggers;
   return out;
 }

@@ -20,16 +20,13 @@ void chat_completions(const ExchangePtr& ex, ApiContext& ctx) {
   const ToolSetup tools = parse_tools(body, raw);
   const Tokenizer& tok = ctx.model.tokenizer();
   const chat::ToolCallFormat format = chat::detect_tool_call_format(tok.vocab().chat_template);
-  if (tools.calls()) {
-    if (params.output.grammar)
-      throw invalid_request("'response_format' and 'grammar' cannot be combined with tool calls", "response_format",
-                            "unsupported_parameter");
-    params.output = tool_grammar(tools, format, ctx.grammars);
-  }
+  if (tools.calls() && params.output.grammar)
+    throw invalid_request("'response_format' and 'grammar' cannot be combined with tool calls", "response_format",
+                          "unsupported_parameter");
+  if (OutputGrammar calls = tool_grammar(tools, format, ctx.grammars); calls.grammar) params.output = std::move(calls);
   require_ready(ctx);
   AnswerPlan plan;
-  const auto tokens = chat_prompt(ctx, body, params, request_api_key(*ex), plan,
-                                  tools.calls() ? tools.tools : nlohmann::ordered_json(nullptr));
+  const auto tokens = chat_prompt(ctx, body, params, request_api_key(*ex), plan, tools.tools);
   EngineRequests requests = build_requests(params, {tokens}, ctx.limits.context_length);
   plan_answer(ctx, body, params, requests, true, request_api_key(*ex), plan);
   ResponseMeta meta = make_meta(Api::Chat, ctx.model_id, ctx.fingerprint, params.top_logprobs >= 0);
