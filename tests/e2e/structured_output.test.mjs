@@ -144,6 +144,13 @@ test('the WebSocket API and /chat take response_format too', async () => {
     });
     ws.send(JSON.stringify({ messages, max_tokens: 300, temperature: 0, response_format: { type: 'json_schema', json_schema: { name: 'p', schema: person } } }));
   });
+  // A plain prompt takes no template arguments: refused, not ignored.
+  const refused = await new Promise((resolve) => {
+    ws.removeAllListeners('message');
+    ws.on('message', (data) => { const m = JSON.parse(data.toString()); if (m.error || m.finished) resolve(m); });
+    ws.send(JSON.stringify({ prompt: 'Once', max_tokens: 3, chat_template_kwargs: { enable_thinking: false } }));
+  });
+  assert.equal(refused.error?.param, 'chat_template_kwargs', JSON.stringify(refused));
   ws.close();
   assert.ok(validate(JSON.parse(text)), text);
 });

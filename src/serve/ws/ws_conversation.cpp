@@ -39,6 +39,8 @@ std::vector<int32_t> message_prompt(const json& message, ApiContext& ctx, const 
   if (is_chat(message)) return chat_prompt(ctx, message, params, api_key, plan);
   if (!get_field(message, "prompt"))
     throw invalid_request("A request needs 'prompt' or 'messages'", "prompt", "missing_required_parameter");
+  if (get_field(message, "chat_template_kwargs"))  // a plain prompt is not rendered by the template
+    throw invalid_request("'chat_template_kwargs' needs 'messages'", "chat_template_kwargs", "invalid_value");
   const auto prompts = parse_prompts(message, ctx.limits.vocab_size);
   if (prompts.size() != 1) throw invalid_request("'prompt' must be one prompt", "prompt", "invalid_type");
   return prompt_tokens(ctx.model.tokenizer(), prompts[0]);
