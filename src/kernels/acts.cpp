@@ -66,8 +66,11 @@ ActFormat act_format(DType weights) {
     case DType::F32:
     case DType::F16:
     case DType::BF16: return ActFormat::Float;
+    case DType::Q2_K:
+    case DType::Q3_K:
     case DType::Q4_K:
     case DType::Q5_K:
+    case DType::IQ4_XS:
     case DType::Q6_K: return ActFormat::Q8x256;
     default: return ActFormat::Q8x32;
   }

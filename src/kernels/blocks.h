@@ -72,6 +72,47 @@ struct BlockQ6_K {
   uint16_t d;
 };
 
+// Sixteen sub-blocks of 16 with 4-bit scale (low nibble of scales[j]) and
+// min (high nibble). Half h (128 elements) uses qs[32h..32h+31]; element
+// 128h + 32k + l (l < 32) is bits 2k, 2k+1 of qs[32h + l].
+// Element e: d * (scales[e/16] & 15) * q - dmin * (scales[e/16] >> 4).
+struct BlockQ2_K {
+  uint8_t scales[kQKK / 16];
+  uint8_t qs[kQKK / 4];
+  uint16_t d;
+  uint16_t dmin;
+};
+// Sixteen sub-blocks of 16 with signed 6-bit scales (see unpack_q3_k_scales).
+// The low two quant bits are laid out as Q2_K's; bit 4h + k of hmask[l] is
+// the third bit of element 128h + 32k + l. Quant q = low | third << 2, in
+// [0, 7]; element e: d * sc[e/16] * (q - 4).
+struct BlockQ3_K {
+  uint8_t hmask[kQKK / 8];
+  uint8_t qs[kQKK / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+// 4-bit indices into the non-linear codebook kIq4Values, laid out as Q4_0's
+// nibbles: element i < 16 is qs[i] & 15, element i + 16 qs[i] >> 4.
+// Element: d * kIq4Values[index].
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[kQK / 2];
+};
+// Eight sub-blocks of 32, each laid out as an IQ4_NL block (qs[16j..]), with
+// 6-bit scales: low 4 bits in nibble j % 2 of scales_l[j / 2], high 2 bits
+// at bit 2j of scales_h. Element of sub-block j: d * (ls[j] - 32) * value.
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQKK / 64];
+  uint8_t qs[kQKK / 2];
+};
+
+// The IQ4 codebook (fixed by the format).
+alignas(16) inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                                      1,    13,   25,  38,  53,  69,  89,  113};
+
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
@@ -80,6 +121,10 @@ static_assert(sizeof(BlockQ5_1) == 24);
 static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockIQ4_XS) == 136);
 
 // The 6-bit scales sc[0..7] and mins m[0..7] of Q4_K / Q5_K, as 8 bytes
 // each (byte j of the little-endian word = sub-block j). Bytes 0-3 of
@@ -93,6 +138,24 @@ static inline void unpack_k_scales(const uint8_t* packed, uint64_t& sc, uint64_t
   const uint32_t lo6 = 0x3f3f3f3f, lo4 = 0x0f0f0f0f, lo2 = 0x03030303;
   sc = (w[0] & lo6) | uint64_t((w[2] & lo4) | ((w[0] >> 6) & lo2) << 4) << 32;
   m = (w[1] & lo6) | uint64_t(((w[2] >> 4) & lo4) | ((w[1] >> 6) & lo2) << 4) << 32;
+}
+
+// Q3_K's sixteen 6-bit scales, biased by 32, as int8 (sc[j] - 32). Byte j of
+// `packed` (j < 8) holds the low 4 bits of scale j (low nibble) and of scale
+// j + 8 (high nibble); bits 2(j/4)..2(j/4)+1 of byte 8 + j % 4 are scale j's top two bits.
+static inline void unpack_q3_k_scales(const uint8_t* packed, int8_t sc[16]) {
+  for (int j = 0; j < 16; ++j) {
+    const int low = j < 8 ? packed[j] & 15 : packed[j - 8] >> 4;
+    const int high = packed[8 + j % 4] >> (2 * (j / 4)) & 3;
+    sc[j] = int8_t((low | high << 4) - 32);
+  }
+}
+
+// IQ4_XS's eight scales, biased by 32, as int (ls[j] - 32).
+static inline int iq4_xs_scale(const BlockIQ4_XS& b, int j) {
+  const int low = b.scales_l[j / 2] >> (4 * (j % 2)) & 15;
+  const int high = b.scales_h >> (2 * j) & 3;
+  return (low | high << 4) - 32;
 }
 
 }  // namespace parley

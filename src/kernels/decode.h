@@ -32,6 +32,17 @@ using BlockKDecoder = void (*)(const uint8_t* block, BlockK& out);
 Block32Decoder block32_decoder(DType type);
 BlockKDecoder block_k_decoder(DType type);
 
+// The formats of quant_k_low.cpp (Q2_K, Q3_K) and quant_iq4.cpp (IQ4_NL,
+// IQ4_XS): decoders and one-block reference quantizers.
+void decode_q2_k(const uint8_t* block, BlockK& out);
+void decode_q3_k(const uint8_t* block, BlockK& out);
+void decode_iq4_xs(const uint8_t* block, BlockK& out);
+void decode_iq4_nl(const uint8_t* block, Block32& out);
+void quantize_q2_k(const float* x, uint8_t* block);
+void quantize_q3_k(const float* x, uint8_t* block);
+void quantize_iq4_xs(const float* x, uint8_t* block);
+void quantize_iq4_nl(const float* x, uint8_t* block);
+
 // Per-family quantizers and the K-family dequantizer (quant.cpp dispatches).
 void quantize_row_k(DType type, const float* src, uint8_t* dst, int64_t n);
 void dequantize_row_k(DType type, const uint8_t* src, float* dst, int64_t n);

@@ -14,7 +14,7 @@ struct Entry {
   DTypeTraits traits;
 };
 
-constexpr std::array<Entry, 11> kTypes = {{
+constexpr std::array<Entry, 15> kTypes = {{
     {DType::F32, {"F32", 1, 4}},
     {DType::F16, {"F16", 1, 2}},
     {DType::BF16, {"BF16", 1, 2}},
@@ -26,6 +26,10 @@ constexpr std::array<Entry, 11> kTypes = {{
     {DType::Q4_K, {"Q4_K", 256, 144}},  // f16 d, f16 dmin, scales[12], qs[128]
     {DType::Q5_K, {"Q5_K", 256, 176}},  // f16 d, f16 dmin, scales[12], qh[32], qs[128]
     {DType::Q6_K, {"Q6_K", 256, 210}},  // ql[128], qh[64], int8 scales[16], f16 d
+    {DType::Q2_K, {"Q2_K", 256, 84}},   // scales[16], qs[64], f16 d, f16 dmin
+    {DType::Q3_K, {"Q3_K", 256, 110}},  // hmask[32], qs[64], scales[12], f16 d
+    {DType::IQ4_NL, {"IQ4_NL", 32, 18}},    // f16 d, nibbles[16]
+    {DType::IQ4_XS, {"IQ4_XS", 256, 136}},  // f16 d, scales_h, scales_l[4], nibbles[128]
 }};
 
 }  // namespace

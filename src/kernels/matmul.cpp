@@ -17,9 +17,9 @@ constexpr size_t kTypeIds = 31;  // DType values are GGUF type ids < 31
 constexpr size_t kIsas = 5;
 using KernelTable = std::array<std::array<RowsKernel, kTypeIds>, kIsas>;
 
-constexpr std::array<DType, 11> kAllTypes = {
-    DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1,
-    DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+constexpr std::array<DType, 15> kAllTypes = {
+    DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,   DType::Q4_1,   DType::Q5_0, DType::Q5_1,
+    DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS};
 
 // Each path's kernel, or the best lower path's where it has none (AMX has no
 // kernels of its own yet and runs the VNNI ones).

@@ -10,6 +10,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/matmul_k_512.h"
+#include "kernels/matmul_k_low_512.h"
 #include "kernels/matmul_kernels.h"
 #include "kernels/simd_avx2.h"
 #include "kernels/tile.h"
@@ -154,6 +155,16 @@ struct UnsignedFormat512 {
   static __m512i dot(const BlockPair& b, __m512i xq) { return Policy::dot(b.u, xq); }
 };
 
+// IQ4_NL: Q4_0's nibbles as indices into the signed codebook, then as Q8_0.
+struct IQ4NLFormat512 : Q8_0Format512 {
+  static constexpr int kBytes = sizeof(BlockIQ4_NL);
+  static BlockPair load(const uint8_t* p, bool two) {
+    const BlockPair nib = UnsignedFormat512<0, false, false>::load(p, two);  // 18-byte blocks, as Q4_0
+    const __m512i q = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(load128(kIq4Values)), nib.u);
+    return {_mm512_abs_epi8(q), _mm512_movepi8_mask(q), nib.d, _mm_setzero_ps()};
+  }
+};
+
 // Per block: d * d_x * isum + c * s_x, where s_x = d_x * sum(q_x).
 template <class Policy, class Format>
 struct Block32Dot512 {
@@ -215,6 +226,10 @@ RowsKernel kernels_512(DType type) {
     case DType::Q4_K: return kernel512<Q45KDot512<Policy, false>>;
     case DType::Q5_K: return kernel512<Q45KDot512<Policy, true>>;
     case DType::Q6_K: return kernel512<Q6KDot512<Policy>>;
+    case DType::Q2_K: return kernel512<Q23KDot512<Policy, false>>;
+    case DType::Q3_K: return kernel512<Q23KDot512<Policy, true>>;
+    case DType::IQ4_NL: return kernel512<Block32Dot512<Policy, IQ4NLFormat512>>;
+    case DType::IQ4_XS: return kernel512<IQ4XSDot512<Policy>>;
   }
   return nullptr;
 }

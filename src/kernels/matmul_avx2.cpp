@@ -116,6 +116,15 @@ struct Q8_0Format {
   }
 };
 
+// IQ4_NL: Q4_0's nibbles as indices into the signed codebook, then as Q8_0.
+struct IQ4NLFormat : Q8_0Format {
+  static constexpr int kBytes = sizeof(BlockIQ4_NL);
+  static Block load(const uint8_t* p) {
+    const __m256i q = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(load128(kIq4Values)), unpack_nibbles(p + 2));
+    return {_mm256_abs_epi8(q), q, half_to_float(p), 0.0f};
+  }
+};
+
 // Q4_0 / Q4_1 / Q5_0 / Q5_1: unsigned 4- or 5-bit quants; the format's offset
 // (-8 / -16) or min m becomes the c term: sum((q - o) * x) = sum(q * x) - o * sum(x).
 template <int Offset, bool HasMin, bool HasHigh>
@@ -189,6 +198,7 @@ RowsKernel avx2_kernel(DType type) {
     case DType::Q4_1: return kernel<Block32Dot<Q4_1Format>>;
     case DType::Q5_0: return kernel<Block32Dot<Q5_0Format>>;
     case DType::Q5_1: return kernel<Block32Dot<Q5_1Format>>;
+    case DType::IQ4_NL: return kernel<Block32Dot<IQ4NLFormat>>;
     default: return avx2_k_kernel(type);
   }
 }

@@ -150,7 +150,7 @@ RowsKernel avx2_k_kernel(DType type) {
     case DType::Q4_K: return kernel<Q45KDot<false>>;
     case DType::Q5_K: return kernel<Q45KDot<true>>;
     case DType::Q6_K: return kernel<Q6KDot>;
-    default: return nullptr;
+    default: return avx2_k_low_kernel(type);
   }
 }
 

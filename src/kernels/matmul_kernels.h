@@ -22,7 +22,8 @@ using RowsKernel = void (*)(const WeightRows& w, const Acts& x, int64_t n_tokens
 
 RowsKernel scalar_kernel(DType type);
 RowsKernel avx2_kernel(DType type);
-RowsKernel avx2_k_kernel(DType type);  // the K types' part of avx2_kernel
+RowsKernel avx2_k_kernel(DType type);      // the K types' part of avx2_kernel
+RowsKernel avx2_k_low_kernel(DType type);  // Q2_K, Q3_K, IQ4_XS: part of avx2_k_kernel
 RowsKernel avx512_kernel(DType type);
 RowsKernel vnni_kernel(DType type);
 RowsKernel bf16_kernel(DType type);  // BF16 weights with AVX512-BF16 (any AVX-512 path)

@@ -143,6 +143,10 @@ RowsKernel scalar_kernel(DType type) {
     case DType::Q4_K: return block_k_kernel<DType::Q4_K>;
     case DType::Q5_K: return block_k_kernel<DType::Q5_K>;
     case DType::Q6_K: return block_k_kernel<DType::Q6_K>;
+    case DType::Q2_K: return block_k_kernel<DType::Q2_K>;
+    case DType::Q3_K: return block_k_kernel<DType::Q3_K>;
+    case DType::IQ4_NL: return block32_kernel<DType::IQ4_NL>;
+    case DType::IQ4_XS: return block_k_kernel<DType::IQ4_XS>;
   }
   return nullptr;
 }

@@ -145,6 +145,7 @@ Block32Quantizer block32_quantizer(DType type) {
     case DType::Q4_1: return quantize_q4_1;
     case DType::Q5_0: return quantize_q5_0;
     case DType::Q5_1: return quantize_q5_1;
+    case DType::IQ4_NL: return quantize_iq4_nl;
     default: return nullptr;
   }
 }
@@ -165,6 +166,7 @@ Block32Decoder block32_decoder(DType type) {
     case DType::Q4_1: return decode_q4_1;
     case DType::Q5_0: return decode_q5_0;
     case DType::Q5_1: return decode_q5_1;
+    case DType::IQ4_NL: return decode_iq4_nl;
     default: return nullptr;
   }
 }

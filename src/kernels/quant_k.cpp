@@ -170,6 +170,9 @@ BlockKDecoder block_k_decoder(DType type) {
     case DType::Q4_K: return decode_q4_k;
     case DType::Q5_K: return decode_q5_k;
     case DType::Q6_K: return decode_q6_k;
+    case DType::Q2_K: return decode_q2_k;
+    case DType::Q3_K: return decode_q3_k;
+    case DType::IQ4_XS: return decode_iq4_xs;
     default: return nullptr;
   }
 }
@@ -193,6 +196,9 @@ void quantize_row_k(DType type, const float* src, uint8_t* dst, int64_t n) {
     case DType::Q4_K: quantize = quantize_q4_k; break;
     case DType::Q5_K: quantize = quantize_q5_k; break;
     case DType::Q6_K: quantize = quantize_q6_k; break;
+    case DType::Q2_K: quantize = quantize_q2_k; break;
+    case DType::Q3_K: quantize = quantize_q3_k; break;
+    case DType::IQ4_XS: quantize = quantize_iq4_xs; break;
     default: return;
   }
   const int bytes = traits(type).block_bytes;

@@ -17,7 +17,7 @@ class TensorSink {
     for (size_t i = 1; i < dims.size(); ++i) rows *= dims[i];
     DType to = tensor_type(recipe_, name, dims, n_layers_);
     if (dims.size() < 2 && from != DType::F32) to = from;  // keep a non-F32 vector as it is
-    if (dims.size() >= 2 && !is_recipe_type(to)) ++report_.fallbacks;
+    if (dims.size() >= 2 && to != planned_type(recipe_, name, dims, n_layers_)) ++report_.fallbacks;
     report_.in_bytes += row_bytes(from, dims[0]) * rows;
     report_.out_bytes += row_bytes(to, dims[0]) * rows;
     ++report_.tensors;
@@ -29,8 +29,6 @@ class TensorSink {
   void vector(const std::string& name, const float* v, uint64_t n) { add(name, DType::F32, v, {n}); }
 
  private:
-  bool is_recipe_type(DType t) const { return t == recipe_.base || (recipe_.mixed && t == DType::Q6_K); }
-
   gguf::Writer& w_;
   const QuantRecipe& recipe_;
   int32_t n_layers_;
@@ -86,9 +84,13 @@ uint32_t file_type_of(const QuantRecipe& r) {
     case DType::Q8_0: return 7;
     case DType::Q5_0: return 8;
     case DType::Q5_1: return 9;
+    case DType::Q2_K: return 10;
+    case DType::Q3_K: return r.mixed ? 12 : 11;  // Q3_K_M : Q3_K_S
     case DType::Q4_K: return r.mixed ? 15 : 14;  // Q4_K_M : Q4_K_S
     case DType::Q5_K: return r.mixed ? 17 : 16;
     case DType::Q6_K: return 18;
+    case DType::IQ4_NL: return 25;
+    case DType::IQ4_XS: return 30;
     case DType::BF16: return 32;
   }
   return 0;

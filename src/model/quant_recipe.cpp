@@ -30,6 +30,9 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 DType fallback(DType t) {
   switch (t) {
+    case DType::Q2_K:
+    case DType::Q3_K:
+    case DType::IQ4_XS: return DType::IQ4_NL;
     case DType::Q4_K: return DType::Q4_0;
     case DType::Q5_K: return DType::Q5_0;
     case DType::Q6_K: return DType::Q8_0;
@@ -49,27 +52,47 @@ std::optional<QuantRecipe> quant_recipe_from_name(std::string_view name) {
   }
   const auto t = dtype_from_name(base);
   if (!t) return std::nullopt;
-  if (r.mixed && *t != DType::Q4_K && *t != DType::Q5_K) return std::nullopt;
+  const bool has_mix = *t == DType::Q2_K || *t == DType::Q3_K || *t == DType::Q4_K || *t == DType::Q5_K;
+  if (r.mixed && !has_mix) return std::nullopt;
   r.base = *t;
   return r;
 }
 
 std::string quant_recipe_names() {
-  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k, q4_k_m, q5_k_m";
+  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs, "
+         "q2_k_m, q3_k_m, q4_k_m, q5_k_m";
+}
+
+DType planned_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
+                   int32_t n_layers) {
+  if (dims.size() < 2) return DType::F32;
+  if (!recipe.mixed) return recipe.base;
+  if (name == "output.weight") return DType::Q6_K;
+  const int32_t layer = layer_of(name);
+  const bool attn_v = ends_with(name, ".attn_v.weight"), ffn_down = ends_with(name, ".ffn_down.weight");
+  const bool attn_out = ends_with(name, ".attn_output.weight");
+  switch (recipe.base) {
+    case DType::Q3_K:  // llama.cpp's Q3_K_M
+      if (attn_v) return layer >= 0 && layer < 2 ? DType::Q5_K : DType::Q4_K;
+      if (ffn_down) return layer >= 0 && layer < n_layers / 16 ? DType::Q5_K : DType::Q4_K;
+      if (attn_out) return DType::Q4_K;
+      return DType::Q3_K;
+    case DType::Q2_K: {  // llama.cpp's Q2_K; attn_v's rows / columns is the heads per KV head
+      const bool gqa4 = dims[1] > 0 && dims[0] / dims[1] >= 4;
+      if (attn_v) return gqa4 ? DType::Q4_K : DType::Q3_K;
+      if (ffn_down || attn_out) return DType::Q3_K;
+      return DType::Q2_K;
+    }
+    default:  // Q4_K_M, Q5_K_M
+      if ((attn_v || ffn_down) && layer >= 0 && sensitive_layer(layer, n_layers)) return DType::Q6_K;
+      return recipe.base;
+  }
 }
 
 DType tensor_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
                   int32_t n_layers) {
-  if (dims.size() < 2) return DType::F32;
-  DType t = recipe.base;
-  if (recipe.mixed) {
-    const int32_t layer = layer_of(name);
-    const bool more_bits = name == "output.weight" ||
-                           ((ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight")) &&
-                            layer >= 0 && sensitive_layer(layer, n_layers));
-    if (more_bits) t = DType::Q6_K;
-  }
-  while (dims[0] % uint64_t(traits(t).block_elems) != 0) t = fallback(t);
+  DType t = planned_type(recipe, name, dims, n_layers);
+  while (dims.size() >= 2 && dims[0] % uint64_t(traits(t).block_elems) != 0) t = fallback(t);
   return t;
 }
 

@@ -16,16 +16,20 @@ namespace parley {
 struct QuantRecipe {
   std::string name;          // "q8_0", "q4_k_m", ...
   DType base = DType::F32;   // the type of most matrices
-  bool mixed = false;        // *_M: output, and attn_v/ffn_down in some layers, get Q6_K
+  bool mixed = false;        // *_M: the sensitive matrices get more bits (docs/quantization.md)
 };
 
 std::optional<QuantRecipe> quant_recipe_from_name(std::string_view name);
 std::string quant_recipe_names();
 
-// The type tensor `name` of shape `dims` (dims[0] innermost) gets in a model
-// of `n_layers` blocks. A row length the chosen type's block does not divide
-// falls back: K-quants to the legacy type of about the same size, legacy
-// 32-blocks to F16.
+// The type the recipe chooses for tensor `name` of shape `dims` (dims[0]
+// innermost) in a model of `n_layers` blocks, before any fallback.
+DType planned_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
+                   int32_t n_layers);
+
+// planned_type, or where the type's block does not divide the row length a
+// fallback: Q4_K / Q5_K / Q6_K to the legacy type of about the same size,
+// Q2_K / Q3_K / IQ4_XS to IQ4_NL, 32-element types to F16.
 DType tensor_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
                   int32_t n_layers);
 

@@ -166,8 +166,17 @@ TEST_P(MatmulTest, ATokensResultDoesNotDependOnItsBatch) {
 INSTANTIATE_TEST_SUITE_P(Types, MatmulTest,
                          ::testing::Values(DType::F32, DType::F16, DType::BF16, DType::Q8_0,
                                            DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1,
-                                           DType::Q4_K, DType::Q5_K, DType::Q6_K),
+                                           DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                                           DType::IQ4_NL, DType::IQ4_XS),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// The tests above check every path this CPU has; name the ones they skip.
+TEST(Matmul, PathsThisCpuLacks) {
+  std::string missing;
+  for (int i = int(Isa::Avx2); i <= int(Isa::Amx); ++i)
+    if (!isa_supported(Isa(i))) missing += " " + std::string(isa_name(Isa(i)));
+  if (!missing.empty()) GTEST_SKIP() << "not checked on this CPU (no such path):" << missing;
+}
 
 TEST(Matmul, RejectsPartialBlocks) {
   ThreadPool pool(1);

@@ -109,7 +109,8 @@ INSTANTIATE_TEST_SUITE_P(AllArchitectures, ArchTest, ::testing::ValuesIn(arch_ca
 // Quantized weights: the reference uses the same (dequantized) weights, the
 // engine also quantizes activations, so agreement is looser but still tight.
 TEST(QuantizedForward, MatchesReference) {
-  for (DType type : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_1, DType::Q4_K, DType::Q6_K}) {
+  for (DType type : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_1, DType::Q2_K, DType::Q3_K,
+                     DType::Q4_K, DType::Q6_K, DType::IQ4_NL, DType::IQ4_XS}) {
     auto spec = base_spec("llama");
     spec.dim = 256;
     spec.n_heads = 4;

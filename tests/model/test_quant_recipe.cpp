@@ -40,7 +40,44 @@ TEST(QuantRecipe, MixedRecipeGivesSensitiveTensorsMoreBits) {
   EXPECT_EQ(tensor_type(r, "blk.6.attn_q.weight", dims, 32), DType::Q4_K);
 }
 
+// llama.cpp's Q3_K_M: attn_v Q5_K in the first two blocks and Q4_K after,
+// ffn_down Q5_K in the first sixteenth and Q4_K after, attn_output Q4_K.
+TEST(QuantRecipe, Q3_K_M) {
+  const QuantRecipe r = recipe("q3_k_m");
+  const std::vector<uint64_t> dims{4096, 4096};
+  EXPECT_EQ(r.base, DType::Q3_K);
+  EXPECT_EQ(tensor_type(r, "output.weight", dims, 32), DType::Q6_K);
+  EXPECT_EQ(tensor_type(r, "token_embd.weight", dims, 32), DType::Q3_K);
+  EXPECT_EQ(tensor_type(r, "blk.1.attn_v.weight", dims, 32), DType::Q5_K);
+  EXPECT_EQ(tensor_type(r, "blk.2.attn_v.weight", dims, 32), DType::Q4_K);
+  EXPECT_EQ(tensor_type(r, "blk.1.ffn_down.weight", dims, 32), DType::Q5_K);
+  EXPECT_EQ(tensor_type(r, "blk.2.ffn_down.weight", dims, 32), DType::Q4_K);
+  EXPECT_EQ(tensor_type(r, "blk.9.attn_output.weight", dims, 32), DType::Q4_K);
+  EXPECT_EQ(tensor_type(r, "blk.9.ffn_gate.weight", dims, 32), DType::Q3_K);
+  EXPECT_EQ(tensor_type(r, "blk.9.attn_q.weight", dims, 32), DType::Q3_K);
+}
+
+// llama.cpp's Q2_K: attn_v Q4_K with 4+ query heads per KV head (its rows
+// a quarter of its columns or fewer), else Q3_K; ffn_down and attn_output Q3_K.
+TEST(QuantRecipe, Q2_K_M) {
+  const QuantRecipe r = recipe("q2_k_m");
+  EXPECT_EQ(r.base, DType::Q2_K);
+  EXPECT_EQ(tensor_type(r, "output.weight", {4096, 32000}, 32), DType::Q6_K);
+  EXPECT_EQ(tensor_type(r, "blk.0.attn_v.weight", {4096, 4096}, 32), DType::Q3_K);
+  EXPECT_EQ(tensor_type(r, "blk.0.attn_v.weight", {4096, 1024}, 32), DType::Q4_K);  // 4 heads per KV head
+  EXPECT_EQ(tensor_type(r, "blk.5.ffn_down.weight", {11008, 4096}, 32), DType::Q3_K);
+  EXPECT_EQ(tensor_type(r, "blk.5.attn_output.weight", {4096, 4096}, 32), DType::Q3_K);
+  EXPECT_EQ(tensor_type(r, "blk.5.ffn_up.weight", {4096, 11008}, 32), DType::Q2_K);
+  EXPECT_EQ(recipe("q2_k").mixed, false);
+  EXPECT_EQ(tensor_type(recipe("q2_k"), "blk.5.ffn_down.weight", {11008, 4096}, 32), DType::Q2_K);
+  EXPECT_FALSE(quant_recipe_from_name("iq4_xs_m"));
+}
+
 TEST(QuantRecipe, NarrowRowsFallBack) {
+  for (const char* low : {"q2_k", "q3_k", "iq4_xs"})
+    EXPECT_EQ(tensor_type(recipe(low), "blk.0.attn_q.weight", {64, 64}, 5), DType::IQ4_NL) << low;
+  EXPECT_EQ(tensor_type(recipe("iq4_nl"), "blk.0.ffn_down.weight", {172, 64}, 5), DType::F16);
+  EXPECT_EQ(planned_type(recipe("q3_k"), "blk.0.attn_q.weight", {64, 64}, 5), DType::Q3_K);
   EXPECT_EQ(tensor_type(recipe("q4_k"), "blk.0.attn_q.weight", {64, 64}, 5), DType::Q4_0);
   EXPECT_EQ(tensor_type(recipe("q6_k"), "blk.0.attn_q.weight", {64, 64}, 5), DType::Q8_0);
   EXPECT_EQ(tensor_type(recipe("q8_0"), "blk.0.ffn_down.weight", {172, 64}, 5), DType::F16);
