@@ -1,8 +1,12 @@
 #include "model/quant_recipe.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <thread>
 
 #include "kernels/quant.h"
+#include "util/error.h"
 
 namespace parley {
 namespace {
@@ -104,11 +108,23 @@ std::vector<uint8_t> convert_rows(DType from, const void* src, uint64_t cols, ui
     std::memcpy(out.data(), in, out.size());
     return out;
   }
-  std::vector<float> row(cols);
-  for (uint64_t r = 0; r < rows; ++r) {
-    dequantize_row(from, in + r * in_row, row.data(), int64_t(cols));
-    quantize_row(to, row.data(), out.data() + r * out_row, int64_t(cols));
-  }
+  if (cols % uint64_t(traits(from).block_elems) != 0 || cols % uint64_t(traits(to).block_elems) != 0)
+    throw Error("convert: rows of " + std::to_string(cols) + " are not whole blocks of " +
+                std::string(dtype_name(from)) + " and " + std::string(dtype_name(to)));
+  const auto convert = [&](uint64_t r0, uint64_t r1) {
+    std::vector<float> row(cols);
+    for (uint64_t r = r0; r < r1; ++r) {
+      dequantize_row(from, in + r * in_row, row.data(), int64_t(cols));
+      quantize_row(to, row.data(), out.data() + r * out_row, int64_t(cols));
+    }
+  };
+  // Rows are independent: split them over the cores (the low-bit types'
+  // scale searches take minutes on one core for a 500M-parameter model).
+  const uint64_t n = std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, rows / 64 + 1);
+  std::vector<std::thread> threads;
+  for (uint64_t i = 1; i < n; ++i) threads.emplace_back(convert, rows * i / n, rows * (i + 1) / n);
+  convert(0, rows / n);
+  for (auto& t : threads) t.join();
   return out;
 }
 

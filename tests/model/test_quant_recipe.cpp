@@ -99,5 +99,25 @@ TEST(QuantRecipe, ConvertRowsMatchesTheReferenceQuantizer) {
   EXPECT_EQ(convert_rows(DType::Q8_0, q.data(), cols, rows, DType::Q8_0), q);  // same type: a copy
 }
 
+// Enough rows to be split over threads: each row as quantize_row writes it.
+TEST(QuantRecipe, ConvertRowsSplitOverThreadsMatchesRowByRow) {
+  const uint64_t cols = 256, rows = 301;
+  std::vector<float> x(cols * rows);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(float(i) * 0.11f) * float(1 + i % 7);
+  for (const DType t : {DType::Q3_K, DType::IQ4_XS}) {
+    const auto q = convert_rows(DType::F32, x.data(), cols, rows, t);
+    std::vector<uint8_t> want(row_bytes(t, cols) * rows);
+    for (uint64_t r = 0; r < rows; ++r)
+      quantize_row(t, x.data() + r * cols, want.data() + r * row_bytes(t, cols), int64_t(cols));
+    EXPECT_EQ(q, want) << dtype_name(t);
+  }
+}
+
+TEST(QuantRecipe, ConvertRowsRejectsPartialBlocks) {
+  std::vector<float> x(100 * 2);
+  EXPECT_THROW(convert_rows(DType::F32, x.data(), 100, 2, DType::Q3_K), std::exception);
+  EXPECT_THROW(convert_rows(DType::F32, x.data(), 100, 2, DType::IQ4_NL), std::exception);
+}
+
 }  // namespace
 }  // namespace parley
