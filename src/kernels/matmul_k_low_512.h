@@ -34,9 +34,7 @@ struct Q23KDot512 {
       const uint8_t* p = row + sb * kBytes;
       __m256i sc16, m16 = _mm256_setzero_si256();
       if constexpr (Q3) {  // hmask[32], qs[64], scales[12], d
-        alignas(16) int8_t sc[16];
-        unpack_q3_k_scales(p + 96, sc);
-        sc16 = _mm256_cvtepi8_epi16(load128(sc));
+        sc16 = _mm256_cvtepi8_epi16(q3_k_scales_epi8(p + 96));
       } else {  // scales[16], qs[64], d, dmin
         const __m256i raw = _mm256_cvtepu8_epi16(load128(p));
         sc16 = _mm256_and_si256(raw, _mm256_set1_epi16(15));
@@ -103,17 +101,14 @@ struct IQ4XSDot512 {
 #pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc[n] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
-      const uint8_t* p = row + sb * int64_t(sizeof(BlockIQ4_XS));
-      const auto& b = *reinterpret_cast<const BlockIQ4_XS*>(p);
-      alignas(16) int16_t scales[8];
-      for (int j = 0; j < 8; ++j) scales[j] = int16_t(iq4_xs_scale(b, j));
-      const __m512i sc = _mm512_castsi128_si512(load128(scales));
+      const uint8_t* p = row + sb * int64_t(sizeof(BlockIQ4_XS));  // d, scales_h, scales_l[4], qs[128]
+      const __m512i sc = _mm512_castsi128_si512(_mm256_cvtepi32_epi16(iq4_xs_scales_epi32(p + 2)));
       __m512i isum[N];
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) isum[n] = _mm512_setzero_si512();
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
-        const __m256i raw = load256(b.qs + 32 * c);
+        const __m256i raw = load256(p + 8 + 32 * c);
         // [2c low nibbles, 2c+1 low, 2c high, 2c+1 high] -> element order.
         __m512i nib = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(raw, low4)),
                                          _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4), 1);

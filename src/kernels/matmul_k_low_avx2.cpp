@@ -36,9 +36,7 @@ struct Q23KDot {
       const uint8_t* p = row + sb * kBytes;
       __m256i sc16, m16 = _mm256_setzero_si256();
       if constexpr (Q3) {  // hmask[32], qs[64], scales[12], d
-        alignas(16) int8_t sc[16];
-        unpack_q3_k_scales(p + 96, sc);
-        sc16 = _mm256_cvtepi8_epi16(load128(sc));
+        sc16 = _mm256_cvtepi8_epi16(q3_k_scales_epi8(p + 96));
       } else {  // scales[16], qs[64], d, dmin
         const __m256i raw = _mm256_cvtepu8_epi16(load128(p));
         sc16 = _mm256_and_si256(raw, _mm256_set1_epi16(15));
@@ -103,16 +101,18 @@ struct IQ4XSDot {
 #pragma GCC unroll 8
     for (int n = 0; n < N; ++n) acc[n] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
-      const uint8_t* p = row + sb * int64_t(sizeof(BlockIQ4_XS));
-      const auto& b = *reinterpret_cast<const BlockIQ4_XS*>(p);
+      const uint8_t* p = row + sb * int64_t(sizeof(BlockIQ4_XS));  // d, scales_h, scales_l[4], qs[128]
+      // int32 lane j: scale j in both int16 halves, for madd.
+      const __m256i sc = iq4_xs_scales_epi32(p + 2);
+      const __m256i sc_pairs = _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
       __m256i isum[N];
 #pragma GCC unroll 8
       for (int n = 0; n < N; ++n) isum[n] = _mm256_setzero_si256();
 #pragma GCC unroll 8
       for (int j = 0; j < 8; ++j) {
-        const __m256i q = _mm256_shuffle_epi8(codebook, unpack_nibbles(b.qs + 16 * j));
+        const __m256i q = _mm256_shuffle_epi8(codebook, unpack_nibbles(p + 8 + 16 * j));
         const __m256i u = _mm256_abs_epi8(q);
-        const __m256i s = _mm256_set1_epi16(int16_t(iq4_xs_scale(b, j)));
+        const __m256i s = _mm256_permutevar8x32_epi32(sc_pairs, _mm256_set1_epi32(j));
 #pragma GCC unroll 8
         for (int n = 0; n < N; ++n) {
           const __m256i xq = load256(x.q + (t0 + n) * cols + sb * 256 + 32 * j);

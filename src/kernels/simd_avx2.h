@@ -102,5 +102,36 @@ inline __m256i pairs_epi16(uint64_t m) {
   return _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));
 }
 
+// Q3_K's sixteen scales (12 packed bytes, see unpack_q3_k_scales) as int8,
+// minus their bias 32. Word g of the top-bit bytes 8-11, shifted by 2g,
+// holds the top bits of scales 4g .. 4g+3.
+inline __m128i q3_k_scales_epi8(const uint8_t* packed) {
+  uint64_t lo;
+  uint32_t top;
+  std::memcpy(&lo, packed, 8);
+  std::memcpy(&top, packed + 8, 4);
+  const uint64_t nib = 0x0f0f0f0f0f0f0f0full;
+  const __m128i low = _mm_set_epi64x(int64_t((lo >> 4) & nib), int64_t(lo & nib));
+  const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(int(top)), _mm_setr_epi32(0, 2, 4, 6)),
+                                     _mm_set1_epi8(3));
+  return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi32(high, 4)), _mm_set1_epi8(32));
+}
+
+// IQ4_XS's eight scales (scales_h, scales_l[4] at p), minus their bias 32,
+// as int32 lanes.
+inline __m256i iq4_xs_scales_epi32(const uint8_t* p) {
+  uint16_t h;
+  uint32_t l;
+  std::memcpy(&h, p, 2);
+  std::memcpy(&l, p + 2, 4);
+  const __m128i lv = _mm_cvtsi32_si128(int(l));
+  const __m128i nib = _mm_set1_epi8(0x0f);  // scale j: nibble j % 2 of byte j / 2
+  const __m256i low = _mm256_cvtepu8_epi32(
+      _mm_unpacklo_epi8(_mm_and_si128(lv, nib), _mm_and_si128(_mm_srli_epi16(lv, 4), nib)));
+  const __m256i high = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
+  return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
+}
+
 }  // namespace
 }  // namespace parley

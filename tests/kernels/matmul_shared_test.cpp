@@ -75,6 +75,8 @@ TEST(MatmulShared, GivesWhatSeparateCallsGive) {
         expect_same_as_separate({DType::F32, DType::F32, DType::F32, DType::F32}, 64, n, pack, *pool);
         expect_same_as_separate({DType::Q4_K, DType::Q4_K}, 256, n, pack, *pool);
         expect_same_as_separate({DType::Q8_0, DType::Q4_0, DType::Q8_0}, 128, n, pack, *pool);  // mixed
+        expect_same_as_separate({DType::Q3_K, DType::Q3_K, DType::Q5_K}, 256, n, pack, *pool);  // Q3_K_M's Q, K, V
+        expect_same_as_separate({DType::IQ4_NL, DType::IQ4_NL}, 96, n, pack, *pool);
       }
 }
 
