@@ -22,10 +22,15 @@ void fit_weights(const float* x, int n, float* w) {
 Levels::Levels(const int8_t* values, int count) : count_(count) {
   for (int i = 0; i < count; ++i) values_[i] = float(values[i]);
   for (int i = 0; i + 1 < count; ++i) mids_[i] = 0.5f * (values_[i] + values_[i + 1]);
+  for (int b = -128; b < 128; ++b)
+    below_[b + 128] = uint8_t(std::upper_bound(mids_, mids_ + count_ - 1, float(b)) - mids_);
 }
 
 int Levels::nearest(float v) const {
-  return int(std::upper_bound(mids_, mids_ + count_ - 1, v) - mids_);
+  const float c = std::clamp(v, -128.0f, 127.0f);  // NaN-free inputs assumed
+  int i = below_[int(std::floor(c)) + 128];
+  if (i < count_ - 1 && mids_[i] <= c) ++i;
+  return i;
 }
 
 float fit_levels(const float* x, const float* w, int n, const Levels& levels) {

@@ -10,7 +10,8 @@ namespace parley {
 // their errors move the dot products most; the mean keeps small ones in play.
 void fit_weights(const float* x, int n, float* w);
 
-// An ascending set of quant values (at most 16) and the nearest one to a value.
+// An ascending set of quant values (at most 16 int8 values, at least 1 apart)
+// and the nearest one to a value.
 class Levels {
  public:
   Levels(const int8_t* values, int count);
@@ -21,6 +22,9 @@ class Levels {
  private:
   float values_[16] = {};
   float mids_[16] = {};  // mids_[i]: halfway between levels i and i + 1
+  // below_[b + 128]: how many mids are <= b. A unit interval holds at most
+  // one mid, so nearest() needs one lookup and one comparison.
+  uint8_t below_[256] = {};
   int count_ = 0;
 };
 

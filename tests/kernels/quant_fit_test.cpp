@@ -31,6 +31,18 @@ TEST(QuantFit, NearestLevel) {
   EXPECT_EQ(levels.nearest(0.0f), 8);   // 1 is nearer than -10
   EXPECT_EQ(levels.nearest(-5.0f), 7);  // -10 nearer than 1
   EXPECT_EQ(levels.nearest(100.0f), 14);
+  EXPECT_EQ(levels.nearest(101.0f), 15);  // ties go up, as the midpoint 101 belongs to 113
+  EXPECT_EQ(levels.nearest(100.99f), 14);
+  // Against a plain search over a fine sweep, for both level sets.
+  for (const auto& [values, count] : {std::pair{kQ3, 8}, std::pair{kIq4, 16}}) {
+    const Levels l(values, count);
+    for (float v = -140.0f; v <= 140.0f; v += 0.0625f) {
+      int best = 0;
+      for (int i = 1; i < count; ++i)
+        if (std::fabs(v - float(values[i])) <= std::fabs(v - float(values[best]))) best = i;
+      ASSERT_EQ(l.nearest(v), best) << v;
+    }
+  }
 }
 
 TEST(QuantFit, LevelsBeatMaxScaling) {
