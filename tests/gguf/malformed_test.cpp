@@ -8,7 +8,7 @@ namespace {
 
 using test::Bytes;
 
-constexpr uint32_t kF32 = 0, kQ8_0 = 8;
+constexpr uint32_t kF32 = 0, kQ8_0 = 8, kQ2_K = 10, kQ3_K = 11, kIQ4_NL = 20, kIQ4_XS = 23;
 constexpr uint64_t kHuge = uint64_t(1) << 60;
 
 // A v3 header: the start of every case.
@@ -78,6 +78,14 @@ std::vector<Case> cases() {
   add("bytes overflow", with_data(valid_prefix(1, 0).tensor("w", {1ull << 62, 2}, kF32, 0), 16), {"tensor 'w'", "2^64 bytes"});
   add("row not whole blocks", with_data(valid_prefix(1, 0).tensor("w", {33}, kQ8_0, 0), 64),
       {"tensor 'w'", "33 elements", "Q8_0 block size 32"});
+  add("Q2_K row not whole blocks", with_data(valid_prefix(1, 0).tensor("w", {128}, kQ2_K, 0), 96),
+      {"tensor 'w'", "128 elements", "Q2_K block size 256"});
+  add("Q3_K row not whole blocks", with_data(valid_prefix(1, 0).tensor("w", {300, 2}, kQ3_K, 0), 256),
+      {"tensor 'w'", "300 elements", "Q3_K block size 256"});
+  add("IQ4_NL row not whole blocks", with_data(valid_prefix(1, 0).tensor("w", {48}, kIQ4_NL, 0), 64),
+      {"tensor 'w'", "48 elements", "IQ4_NL block size 32"});
+  add("IQ4_XS data past end", with_data(valid_prefix(1, 0).tensor("w", {256, 2}, kIQ4_XS, 0), 256),
+      {"tensor 'w'", "data [offset 0, 272 bytes]", "extends past end of file"});
   add("data past end", with_data(valid_prefix(1, 0).tensor("blk.0.attn_q.weight", {4, 4}, kF32, 0), 60),
       {"tensor 'blk.0.attn_q.weight'", "data [offset 0, 64 bytes]", "extends past end of file"});
   add("offset past end", with_data(valid_prefix(1, 0).tensor("w", {4}, kF32, ~uint64_t(31)), 16),
