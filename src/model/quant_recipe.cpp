@@ -58,14 +58,19 @@ std::string quant_recipe_names() {
   return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k, q4_k_m, q5_k_m";
 }
 
+bool stays_f32(const std::string& name, const std::vector<uint64_t>& dims) {
+  return dims.size() < 2 || ends_with(name, ".ffn_gate_inp.weight");
+}
+
 DType tensor_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
                   int32_t n_layers) {
-  if (dims.size() < 2) return DType::F32;
+  if (stays_f32(name, dims)) return DType::F32;
   DType t = recipe.base;
   if (recipe.mixed) {
     const int32_t layer = layer_of(name);
     const bool more_bits = name == "output.weight" ||
-                           ((ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight")) &&
+                           ((ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight") ||
+                             ends_with(name, ".ffn_down_exps.weight")) &&
                             layer >= 0 && sensitive_layer(layer, n_layers));
     if (more_bits) t = DType::Q6_K;
   }

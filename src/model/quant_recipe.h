@@ -22,6 +22,11 @@ struct QuantRecipe {
 std::optional<QuantRecipe> quant_recipe_from_name(std::string_view name);
 std::string quant_recipe_names();
 
+// Tensors every recipe keeps in F32: vectors, and the MoE router
+// (ffn_gate_inp: small, and its choice of experts is a step function of its
+// logits), as llama.cpp keeps them.
+bool stays_f32(const std::string& name, const std::vector<uint64_t>& dims);
+
 // The type tensor `name` of shape `dims` (dims[0] innermost) gets in a model
 // of `n_layers` blocks. A row length the chosen type's block does not divide
 // falls back: K-quants to the legacy type of about the same size, legacy
