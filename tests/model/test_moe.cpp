@@ -8,9 +8,11 @@
 #include <functional>
 
 #include "gguf/writer.h"
+#include "kernels/quant.h"
 #include "model/expert_router.h"
 #include "model/mkmodel.h"
 #include "model/model.h"
+#include "model/model_files.h"
 #include "model/moe_ffn.h"
 #include "util/error.h"
 #include "model_test_util.h"
@@ -104,6 +106,35 @@ TEST(MoeFfn, GroupedStepEqualsPerTokenProducts) {
       EXPECT_GE(std::count(used.begin(), used.end(), true), 4);  // the tokens really went to mixed experts
       std::filesystem::remove(path);
     }
+}
+
+// quantize re-encodes the 3-D expert tensors expert by expert (same shape,
+// the recipe's type) and keeps the router F32; the result runs.
+TEST(MoeQuantize, ExpertTensorsAreQuantizedRouterStaysF32) {
+  const std::string path = temp_path("moe-f32.gguf"), out = temp_path("moe-q8.gguf");
+  write_random_model(moe_spec("qwen2moe", DType::F32), path);
+  const WriteReport r = quantize_gguf(path, out, *quant_recipe_from_name("q8_0"));
+  EXPECT_EQ(r.fallbacks, 0);
+  auto f32 = Model::load(path), q8 = Model::load(out);
+  const MoeWeights &a = f32->weights().layers[0].moe, &b = q8->weights().layers[0].moe;
+  EXPECT_EQ(b.router.type, DType::F32);
+  ASSERT_EQ(b.down.size(), a.down.size());
+  for (size_t e = 0; e < b.down.size(); ++e) {
+    EXPECT_EQ(b.gate[e].type, DType::Q8_0);
+    EXPECT_EQ(b.down[e].rows, a.down[e].rows);
+    EXPECT_EQ(b.down[e].cols, a.down[e].cols);
+  }
+  EXPECT_EQ(b.shared_down.type, DType::Q8_0);
+  // Expert 5's down projection, dequantized, is close to the F32 one's.
+  std::vector<float> want(size_t(a.down[5].cols)), got(want.size());
+  const uint64_t row = 3;
+  dequantize_row(DType::F32, static_cast<const uint8_t*>(a.down[5].data) + row * row_bytes(DType::F32, want.size()),
+                 want.data(), int64_t(want.size()));
+  dequantize_row(DType::Q8_0, static_cast<const uint8_t*>(b.down[5].data) + row * row_bytes(DType::Q8_0, got.size()),
+                 got.data(), int64_t(got.size()));
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 0.02);
+  std::filesystem::remove(path);
+  std::filesystem::remove(out);
 }
 
 // Rewrites `path` with `fix` applied to each tensor's dims and `key` set.
