@@ -152,7 +152,8 @@ double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch,
 
 std::string weight_type(const Model& m) {
   const auto& layers = m.weights().layers;
-  return layers.empty() ? "?" : std::string(dtype_name(layers[0].w_up.type));
+  if (layers.empty()) return "?";
+  return std::string(dtype_name(layers[0].moe.enabled() ? layers[0].moe.up[0].type : layers[0].w_up.type));
 }
 
 nlohmann::json run_bench(const BenchArgs& a) {

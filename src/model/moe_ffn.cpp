@@ -4,10 +4,44 @@
 #include <cmath>
 
 #include "kernels/ops.h"
+#include "kernels/packed_gemm.h"
+#include "kernels/quant.h"
 #include "model/expert_router.h"
 #include "model/token_rows.h"
 
 namespace parley {
+namespace {
+
+constexpr int32_t kMinParallelTokens = 16;
+
+// Rows [r0, r1) of w, r0 a multiple of kPackRows: their bytes in the file's
+// layout and, when w has a packed copy, their row groups in it (groups of
+// kPackRows rows of one size, the packed size of a kPackRows-row matrix:
+// kernels/packed_gemm.h).
+MatrixView row_slice(const MatrixView& w, int32_t r0, int32_t r1) {
+  MatrixView s = w;
+  s.rows = r1 - r0;
+  s.data = static_cast<const uint8_t*>(w.data) + uint64_t(r0) * row_bytes(w.type, uint64_t(w.cols));
+  if (w.packed)
+    s.packed = static_cast<const uint8_t*>(w.packed) +
+               uint64_t(r0 / kPackRows) * packed_bytes(MatrixView{w.type, kPackRows, w.cols, nullptr, nullptr});
+  return s;
+}
+
+// The products of a job run on the thread that took it.
+ThreadPool& serial_pool() {
+  thread_local ThreadPool pool(1);
+  return pool;
+}
+
+// Grow-only per thread: a job's slice of outputs before they go to their rows.
+std::vector<float>& slice_scratch(size_t n) {
+  thread_local std::vector<float> v;
+  if (v.size() < n) v.resize(n);
+  return v;
+}
+
+}  // namespace
 
 MoeFfn::MoeFfn(const ModelConfig& c, int32_t max_tokens)
     : dim_(c.dim),
@@ -28,6 +62,9 @@ MoeFfn::MoeFfn(const ModelConfig& c, int32_t max_tokens)
   hu_.resize(rows * size_t(ffn_));
   yg_.resize(rows * size_t(dim_));
   out_.resize(t * size_t(dim_));
+  const size_t slices = (size_t(ffn_) + kSliceRows - 1) / kSliceRows, down = (size_t(dim_) + kSliceRows - 1) / kSliceRows;
+  up_jobs_.reserve(size_t(n_experts_) * slices);
+  down_jobs_.reserve(size_t(n_experts_) * down);
   if (shared_ffn_ > 0) {
     sg_.resize(t * size_t(shared_ffn_));
     su_.resize(t * size_t(shared_ffn_));
@@ -66,17 +103,53 @@ void MoeFfn::group(const float* x, int32_t n) {
   }
 }
 
-void MoeFfn::run_experts(const MoeWeights& w, ThreadPool& pool) {
+// Expert e's rows of one product: the slices are the parallel jobs, so a
+// step's chosen experts run in two pool dispatches (gate/up with SwiGLU, then
+// down) rather than three per expert.
+void MoeFfn::plan_slices() {
+  up_jobs_.clear();
+  down_jobs_.clear();
   for (int32_t e = 0; e < n_experts_; ++e) {
-    const int32_t first = first_[size_t(e)], rows = first_[size_t(e) + 1] - first;
-    if (rows == 0) continue;
-    float* g = hg_.data() + size_t(first) * size_t(ffn_);
-    float* u = hu_.data() + size_t(first) * size_t(ffn_);
-    const MatmulOutput gate_up[] = {{&w.gate[size_t(e)], g}, {&w.up[size_t(e)], u}};
-    matmul_shared(gate_up, xg_.data() + size_t(first) * size_t(dim_), rows, pool);
-    swiglu_rows(pool, g, u, rows, ffn_);
-    matmul(w.down[size_t(e)], g, yg_.data() + size_t(first) * size_t(dim_), rows, pool);
+    if (first_[size_t(e)] == first_[size_t(e) + 1]) continue;
+    for (int32_t r = 0; r < ffn_; r += kSliceRows) up_jobs_.push_back({e, r, std::min(ffn_, r + kSliceRows)});
+    for (int32_t r = 0; r < dim_; r += kSliceRows) down_jobs_.push_back({e, r, std::min(dim_, r + kSliceRows)});
   }
+}
+
+// Each job multiplies its expert's gathered rows by one slice of the weights
+// on its own thread, then writes the slice's columns of the rows' outputs.
+void MoeFfn::run_experts(const MoeWeights& w, ThreadPool& pool) {
+  plan_slices();
+  pool.parallel_for_dynamic(int64_t(up_jobs_.size()), [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) {
+      const Slice& s = up_jobs_[size_t(j)];
+      const int32_t first = first_[size_t(s.expert)], rows = first_[size_t(s.expert) + 1] - first;
+      const int32_t width = s.r1 - s.r0;
+      std::vector<float>& tmp = slice_scratch(2 * size_t(rows) * size_t(width));
+      const MatrixView g = row_slice(w.gate[size_t(s.expert)], s.r0, s.r1);
+      const MatrixView u = row_slice(w.up[size_t(s.expert)], s.r0, s.r1);
+      const MatmulOutput gate_up[] = {{&g, tmp.data()}, {&u, tmp.data() + size_t(rows) * size_t(width)}};
+      matmul_shared(gate_up, xg_.data() + size_t(first) * size_t(dim_), rows, serial_pool());
+      for (int32_t t = 0; t < rows; ++t) {
+        float* h = tmp.data() + size_t(t) * size_t(width);
+        swiglu(h, h + size_t(rows) * size_t(width), width);
+        std::copy_n(h, width, hg_.data() + size_t(first + t) * size_t(ffn_) + size_t(s.r0));
+      }
+    }
+  });
+  pool.parallel_for_dynamic(int64_t(down_jobs_.size()), [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) {
+      const Slice& s = down_jobs_[size_t(j)];
+      const int32_t first = first_[size_t(s.expert)], rows = first_[size_t(s.expert) + 1] - first;
+      const int32_t width = s.r1 - s.r0;
+      std::vector<float>& tmp = slice_scratch(size_t(rows) * size_t(width));
+      matmul(row_slice(w.down[size_t(s.expert)], s.r0, s.r1), hg_.data() + size_t(first) * size_t(ffn_), tmp.data(),
+             rows, serial_pool());
+      for (int32_t t = 0; t < rows; ++t)
+        std::copy_n(tmp.data() + size_t(t) * size_t(width), width,
+                    yg_.data() + size_t(first + t) * size_t(dim_) + size_t(s.r0));
+    }
+  });
 }
 
 void MoeFfn::shared_expert(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool) {
@@ -90,7 +163,7 @@ void MoeFfn::shared_expert(const MoeWeights& w, const float* x, int32_t n, Threa
 // plus the gated shared expert: the same sums whatever else is in the step.
 void MoeFfn::scatter(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool) {
   const size_t dim = size_t(dim_);
-  pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+  const auto rows = [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       float* o = out_.data() + size_t(t) * dim;
       std::fill_n(o, dim, 0.0f);
@@ -103,7 +176,10 @@ void MoeFfn::scatter(const MoeWeights& w, const float* x, int32_t n, ThreadPool&
         axpy(o, gate, ys_.data() + size_t(t) * dim, dim_);
       }
     }
-  });
+  };
+  // A decode step's few tokens cost less than waking the pool.
+  if (n < kMinParallelTokens) rows(0, n);
+  else pool.parallel_for(n, rows);
 }
 
 }  // namespace parley

@@ -30,9 +30,16 @@ class MoeFfn {
  private:
   void route(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool);
   void group(const float* x, int32_t n);
+  void plan_slices();
   void run_experts(const MoeWeights& w, ThreadPool& pool);
   void shared_expert(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool);
   void scatter(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool);
+
+  // Rows of a weight slice, one parallel job (a multiple of the packed row groups).
+  static constexpr int32_t kSliceRows = 64;  // a multiple of kPackRows (kernels/packed_gemm.h)
+  struct Slice {
+    int32_t expert, r0, r1;
+  };
 
   int32_t dim_, n_experts_, k_, ffn_, shared_ffn_;
   bool norm_top_k_;
@@ -45,6 +52,7 @@ class MoeFfn {
   std::vector<float> xg_, hg_, hu_, yg_;    // grouped rows: inputs, gate, up, outputs
   std::vector<float> sg_, su_, ys_;         // shared expert: gate, up, outputs
   std::vector<float> out_;                  // [token][dim]
+  std::vector<Slice> up_jobs_, down_jobs_;  // this step's: gate/up rows, down rows
 };
 
 }  // namespace parley
