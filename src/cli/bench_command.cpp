@@ -62,13 +62,20 @@ Sample measure(int reps, const std::function<double()>& f) {
 }
 
 // Bytes streamed per decoded token: every matrix but the embedding table
-// (one row of it), which the output projection reads in full when tied.
+// (one row of it), which the output projection reads in full when tied. Of a
+// mixture-of-experts FFN, the router, the shared expert and the k experts a
+// token goes through (experts are all of one size).
 uint64_t decode_bytes(const Model& m) {
   auto bytes = [](const MatrixView& w) { return row_bytes(w.type, uint64_t(w.cols)) * uint64_t(w.rows); };
   const Weights& w = m.weights();
   uint64_t total = bytes(w.output);
-  for (const auto& l : w.layers)
+  for (const auto& l : w.layers) {
     total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) + bytes(l.w_down);
+    const MoeWeights& e = l.moe;
+    if (!e.enabled()) continue;
+    total += bytes(e.router) + bytes(e.shared_gate) + bytes(e.shared_up) + bytes(e.shared_down) +
+             uint64_t(m.config().moe.n_used) * (bytes(e.gate[0]) + bytes(e.up[0]) + bytes(e.down[0]));
+  }
   return total;
 }
 
@@ -145,7 +152,8 @@ double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch,
 
 std::string weight_type(const Model& m) {
   const auto& layers = m.weights().layers;
-  return layers.empty() ? "?" : std::string(dtype_name(layers[0].w_up.type));
+  if (layers.empty()) return "?";
+  return std::string(dtype_name(layers[0].moe.enabled() ? layers[0].moe.up[0].type : layers[0].w_up.type));
 }
 
 nlohmann::json run_bench(const BenchArgs& a) {
@@ -162,7 +170,8 @@ nlohmann::json run_bench(const BenchArgs& a) {
   out["model"] = {{"path", model->path()},          {"name", model->name()},
                   {"arch", model->config().arch},   {"type", weight_type(*model)},
                   {"params", model->n_params()},    {"bytes", model->weight_bytes()},
-                  {"bytes_per_token", per_token},   {"packed_bytes", model->packed_bytes()}};
+                  {"bytes_per_token", per_token},   {"packed_bytes", model->packed_bytes()},
+                  {"experts", model->config().moe.n_experts}, {"experts_used", model->config().moe.n_used}};
   EngineConfig config;
   config.threads = pool.size();
   config.max_running = 1;
@@ -210,6 +219,10 @@ void print_text(const nlohmann::json& j) {
               model["name"].get<std::string>().c_str(), model["arch"].get<std::string>().c_str(),
               model["type"].get<std::string>().c_str(), model["params"].get<unsigned long long>(),
               model["bytes"].get<double>() / 1e6, model["bytes_per_token"].get<double>() / 1e6);
+  if (model["experts"].get<int>() > 0)
+    std::printf("mixture of experts: a token reads %d of %d experts per block (the bound counts those, the "
+                "router, shared parts and attention)\n",
+                model["experts_used"].get<int>(), model["experts"].get<int>());
   std::printf("load: %.1f ms; repacked for the int8 GEMM: %.1f MB\n", j["load_ms"].get<double>(),
               model["packed_bytes"].get<double>() / 1e6);
   std::printf("median of %d runs after a warm-up, [min-max]\n", j["reps"].get<int>());

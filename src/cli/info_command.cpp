@@ -48,6 +48,12 @@ void print_config(const Model& m) {
             << (m.packed_bytes() ? " (their file pages are released; --no-repack on serve/bench/generate keeps the mapping only)"
                                  : " (none: no Q8_0 or Q4_0 matrices, or no AVX512-VNNI path on this CPU)")
             << "\n";
+  const MoeConfig& e = c.moe;
+  if (!e.enabled()) return;
+  std::cout << "mixture of experts: " << e.n_experts << " experts of ffn " << e.expert_ffn_dim << ", " << e.n_used
+            << " per token" << (e.norm_top_k ? " (weights renormalised)" : "");
+  if (e.shared_ffn_dim > 0) std::cout << ", a shared expert of ffn " << e.shared_ffn_dim;
+  std::cout << "\n";
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct MkModelArgs {
   std::string type = "f32";
   std::string out;
   std::string chat_template;  // a bundled template's name or a file
+  int32_t layers = 0;         // --layers: overrides the preset's (cuts a real shape down)
 };
 
 std::string template_names() {
@@ -27,6 +28,7 @@ std::string template_names() {
 void run_mkmodel(MkModelArgs a) {
   if (!a.preset.empty() && !apply_preset(a.preset, a.spec))
     throw Error("unknown preset '" + a.preset + "' (known: " + preset_names() + ")");
+  if (a.layers > 0) a.spec.n_layers = a.layers;
   const auto type = dtype_from_name(a.type);
   if (!type) throw Error("unknown weight type '" + a.type + "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)");
   a.spec.type = *type;
@@ -47,13 +49,19 @@ void add_mkmodel_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("mkmodel", "write a GGUF model with seeded random weights");
   cmd->add_option("-o,--out", a->out, "output GGUF path")->required();
   cmd->add_option("--preset", a->preset, "shape preset: " + preset_names());
-  cmd->add_option("--arch", a->spec.arch, "llama, llama3, tinyllama, mistral, qwen2 or qwen3")->capture_default_str();
+  cmd->add_option("--arch", a->spec.arch,
+                  "llama, llama3, tinyllama, mistral, qwen2, qwen3, mixtral, qwen2moe, qwen3moe or olmoe")
+      ->capture_default_str();
   cmd->add_option("--dim", a->spec.dim, "embedding width")->capture_default_str();
-  cmd->add_option("--layers", a->spec.n_layers, "number of blocks")->capture_default_str();
+  cmd->add_option("--layers", a->layers, "number of blocks (default: the preset's, else 2)");
   cmd->add_option("--heads", a->spec.n_heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", a->spec.n_kv_heads, "key/value heads (default: heads)");
   cmd->add_option("--head-dim", a->spec.head_dim, "head width (default: dim / heads)");
-  cmd->add_option("--ffn", a->spec.ffn_dim, "feed-forward width (default: about 8/3 dim)");
+  cmd->add_option("--ffn", a->spec.ffn_dim, "feed-forward width, each expert's with experts (default: about 8/3 dim)");
+  cmd->add_option("--experts", a->spec.n_experts, "experts per block: a mixture-of-experts FFN (MoE archs: 8)");
+  cmd->add_option("--experts-used", a->spec.n_experts_used, "experts each token goes through (default 2)");
+  cmd->add_option("--shared-expert-ffn", a->spec.shared_expert_ffn,
+                  "width of the shared expert every token goes through (qwen2moe: 4x ffn)");
   cmd->add_option("--ctx", a->spec.context_length, "context length")->capture_default_str();
   cmd->add_option("--vocab-size", a->spec.vocab_size, "vocabulary rows (default: the vocabulary file's; more pads)");
   cmd->add_option("--sliding-window", a->spec.sliding_window, "sliding attention window (mistral default 4096)");

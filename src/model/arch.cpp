@@ -5,12 +5,16 @@
 namespace parley {
 namespace {
 
-constexpr std::array<ArchTraits, 4> kArchs = {{
-    // name    rope style              qk_norm
-    {"llama", RopeStyle::Interleaved, false},
-    {"mistral", RopeStyle::Interleaved, false},
-    {"qwen2", RopeStyle::Neox, false},
-    {"qwen3", RopeStyle::Neox, true},
+// Mixtral is "llama" with {arch}.expert_count.
+constexpr std::array<ArchTraits, 7> kArchs = {{
+    // name    rope style              qk_norm  moe_norm_top_k
+    {"llama", RopeStyle::Interleaved, false, true},
+    {"mistral", RopeStyle::Interleaved, false, true},
+    {"qwen2", RopeStyle::Neox, false, false},
+    {"qwen3", RopeStyle::Neox, true, true},
+    {"qwen2moe", RopeStyle::Neox, false, false},
+    {"qwen3moe", RopeStyle::Neox, true, true},
+    {"olmoe", RopeStyle::Neox, true, false},  // its Q/K norms span whole rows (qk_norm_whole)
 }};
 
 }  // namespace

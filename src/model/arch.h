@@ -17,6 +17,7 @@ struct ArchTraits {
   std::string_view name;  // general.architecture
   RopeStyle rope_style;   // which dimension pairs RoPE rotates
   bool qk_norm;           // RMSNorm per head on Q and K before RoPE (the file must have the norms)
+  bool moe_norm_top_k;    // with {arch}.expert_count: renormalise the top-k router weights (moe_config.h)
   // What the loader honours for every family, from the file: grouped-query
   // attention, Q/K/V biases when present (Qwen2 always has them), a tied
   // output matrix when output.weight is absent, rope_freqs.weight (Llama 3
@@ -27,7 +28,7 @@ struct ArchTraits {
 std::span<const ArchTraits> supported_archs();
 // nullptr for an architecture the pass does not run.
 const ArchTraits* find_arch(std::string_view name);
-// "llama, mistral, qwen2 or qwen3": for error messages.
+// "llama, mistral, ... or olmoe": for error messages.
 std::string supported_arch_names();
 
 }  // namespace parley

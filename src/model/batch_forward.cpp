@@ -47,8 +47,12 @@ BatchForward::BatchForward(const Model& model, ThreadPool& pool, KvCache& cache,
   k_.resize(t * size_t(c_.kv_dim()));
   v_.resize(t * size_t(c_.kv_dim()));
   att_.resize(t * size_t(c_.q_dim()));
-  gate_.resize(t * size_t(c_.ffn_dim));
-  up_.resize(t * size_t(c_.ffn_dim));
+  if (c_.moe.enabled()) {
+    moe_.emplace(c_, max_tokens);
+  } else {
+    gate_.resize(t * size_t(c_.ffn_dim));
+    up_.resize(t * size_t(c_.ffn_dim));
+  }
   logits_.resize(size_t(max_chunks) * size_t(c_.vocab_size));
   weights_.resize(size_t(pool.size()) * size_t(c_.n_heads / c_.n_kv_heads) * size_t(max_context));
 }
@@ -164,9 +168,10 @@ void BatchForward::store_kv(int32_t l, const BatchChunk* chunks) {
       const int32_t i = tok_index_[size_t(t)];
       float* q = q_.data() + size_t(t) * size_t(c_.q_dim());
       float* k = k_.data() + size_t(t) * size_t(kvd);
-      if (lw.q_norm) {
-        for (int32_t h = 0; h < c_.n_heads; ++h) rmsnorm(q + h * hd, q + h * hd, lw.q_norm, hd, c_.norm_eps);
-        for (int32_t h = 0; h < c_.n_kv_heads; ++h) rmsnorm(k + h * hd, k + h * hd, lw.k_norm, hd, c_.norm_eps);
+      if (lw.q_norm) {  // per head, or once over the whole row
+        const int32_t qw = c_.qk_norm_whole ? c_.q_dim() : hd, kw = c_.qk_norm_whole ? kvd : hd;
+        for (int32_t o = 0; o < c_.q_dim(); o += qw) rmsnorm(q + o, q + o, lw.q_norm, qw, c_.norm_eps);
+        for (int32_t o = 0; o < kvd; o += kw) rmsnorm(k + o, k + o, lw.k_norm, kw, c_.norm_eps);
       }
       rope_.apply(q, c_.n_heads, c.pos + i);
       if (!c.slot_pos) rope_.apply(k, c_.n_kv_heads, c.pos + i);
@@ -238,6 +243,10 @@ void BatchForward::attend_chunk(int32_t l, const BatchChunk& c, int32_t ci, floa
 
 void BatchForward::feed_forward(const LayerWeights& lw) {
   rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.ffn_norm, n_, c_.dim, c_.norm_eps);
+  if (moe_) {
+    add_rows(pool_, x_.data(), moe_->forward(lw.moe, xb_.data(), n_, pool_), n_, c_.dim);
+    return;
+  }
   const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
   matmul_shared(gate_up, xb_.data(), n_, pool_);
   swiglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);

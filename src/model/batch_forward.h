@@ -7,12 +7,14 @@
 // over the thread pool. Buffers are sized at construction, never per step.
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kernels/attention.h"
 #include "kernels/thread_pool.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "model/moe_ffn.h"
 #include "model/rope.h"
 
 namespace parley {
@@ -94,6 +96,7 @@ class BatchForward {
   std::atomic<int32_t> next_job_{0};
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, logits_;
   std::vector<float> weights_;  // [thread][group x max_context]: heavy-hitter scratch
+  std::optional<MoeFfn> moe_;   // the FFN of mixture-of-experts models
 };
 
 }  // namespace parley

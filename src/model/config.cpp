@@ -76,6 +76,7 @@ ModelConfig config_from_gguf(const gguf::File& f) {
   c.pooling = Pooling(pooling);
   c.rope_style = traits->rope_style;
   c.qk_norm = traits->qk_norm;
+  c.moe = moe_config_from_gguf(f, c.arch, traits->moe_norm_top_k, c.ffn_dim);
   c.vocab_size = int32_t(f.get_strings("tokenizer.ggml.tokens").size());
   if (c.vocab_size == 0) c.vocab_size = get_or("vocab_size", 0);
   return c;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "model/moe_config.h"
+
 namespace parley {
 namespace gguf { class File; }
 
@@ -35,8 +37,10 @@ struct ModelConfig {
   int32_t sliding_window = 0;  // 0 = full attention (Mistral: 4096)
   bool qkv_bias = false;       // Qwen2
   bool qk_norm = false;        // Qwen3: RMSNorm per head on Q and K
+  bool qk_norm_whole = false;  // OLMoE: the Q and K norms span whole rows (from the norms' shape)
   bool tied_output = false;    // output projection shares token_embd
   Pooling pooling = Pooling::None;  // {arch}.pooling_type: an embedding model's own pooling
+  MoeConfig moe;               // mixture-of-experts FFN, when moe.enabled()
 
   int32_t q_dim() const { return n_heads * head_dim; }
   int32_t kv_dim() const { return n_kv_heads * head_dim; }

@@ -34,6 +34,22 @@ class Binder {
     return view(require(name, {cols, rows}));
   }
 
+  // Expert e's matrix of a 3-D [cols, rows, n] tensor: its e-th rows x cols slice.
+  std::vector<MatrixView> experts(const std::string& name, uint64_t cols, uint64_t rows, uint64_t n) {
+    const gguf::TensorInfo& t = require(name, {cols, rows, n});
+    std::vector<MatrixView> out;
+    const uint64_t bytes = row_bytes(t.type, cols) * rows;
+    for (uint64_t e = 0; e < n; ++e)
+      out.push_back({t.type, int64_t(rows), int64_t(cols), static_cast<const uint8_t*>(t.data) + e * bytes});
+    return out;
+  }
+
+  // A vector llama.cpp's converter may also write as a [n, 1] matrix.
+  const float* vector_or_column(const std::string& name, uint64_t n) {
+    const auto* t = f_.find_tensor(name);
+    return t && t->dims == std::vector<uint64_t>{n, 1} ? to_floats(*t) : vector(name, n);
+  }
+
   static MatrixView view(const gguf::TensorInfo& t) {
     return MatrixView{t.type, int64_t(t.dims[1]), int64_t(t.dims[0]), t.data};
   }
@@ -54,6 +70,24 @@ class Binder {
   const gguf::File& f_;
   Weights& w_;
 };
+
+MoeWeights bind_moe(Binder& b, const ModelConfig& c, const std::string& p) {
+  const MoeConfig& m = c.moe;
+  const uint64_t dim = uint64_t(c.dim), ffn = uint64_t(m.expert_ffn_dim), n = uint64_t(m.n_experts);
+  MoeWeights w;
+  w.router = b.matrix(p + "ffn_gate_inp.weight", dim, n);
+  w.gate = b.experts(p + "ffn_gate_exps.weight", dim, ffn, n);
+  w.up = b.experts(p + "ffn_up_exps.weight", dim, ffn, n);
+  w.down = b.experts(p + "ffn_down_exps.weight", ffn, dim, n);
+  if (m.shared_ffn_dim > 0) {
+    const uint64_t sffn = uint64_t(m.shared_ffn_dim);
+    w.shared_gate = b.matrix(p + "ffn_gate_shexp.weight", dim, sffn);
+    w.shared_up = b.matrix(p + "ffn_up_shexp.weight", dim, sffn);
+    w.shared_down = b.matrix(p + "ffn_down_shexp.weight", sffn, dim);
+    w.shared_gate_inp = b.vector_or_column(p + "ffn_gate_inp_shexp.weight", dim);
+  }
+  return w;
+}
 
 }  // namespace
 
@@ -78,6 +112,8 @@ void Model::load_gguf(const std::string& path) {
   c.qkv_bias = b.find("blk.0.attn_q.bias") != nullptr;
   const uint64_t dim = uint64_t(c.dim), qd = uint64_t(c.q_dim()), kvd = uint64_t(c.kv_dim()),
                  ffn = uint64_t(c.ffn_dim), hd = uint64_t(c.head_dim);
+  const auto* q_norm = b.find("blk.0.attn_q_norm.weight");
+  c.qk_norm_whole = c.qk_norm && q_norm && q_norm->dims == std::vector<uint64_t>{qd} && qd != hd;
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights L;
@@ -92,14 +128,18 @@ void Model::load_gguf(const std::string& path) {
       L.bv = b.vector(p + "attn_v.bias", kvd);
     }
     if (c.qk_norm) {
-      L.q_norm = b.vector(p + "attn_q_norm.weight", hd);
-      L.k_norm = b.vector(p + "attn_k_norm.weight", hd);
+      L.q_norm = b.vector(p + "attn_q_norm.weight", c.qk_norm_whole ? qd : hd);
+      L.k_norm = b.vector(p + "attn_k_norm.weight", c.qk_norm_whole ? kvd : hd);
     }
     L.ffn_norm = b.vector(p + "ffn_norm.weight", dim);
-    L.w_gate = b.matrix(p + "ffn_gate.weight", dim, ffn);
-    L.w_up = b.matrix(p + "ffn_up.weight", dim, ffn);
-    L.w_down = b.matrix(p + "ffn_down.weight", ffn, dim);
-    weights_.layers.push_back(L);
+    if (c.moe.enabled()) {
+      L.moe = bind_moe(b, c, p);
+    } else {
+      L.w_gate = b.matrix(p + "ffn_gate.weight", dim, ffn);
+      L.w_up = b.matrix(p + "ffn_up.weight", dim, ffn);
+      L.w_down = b.matrix(p + "ffn_down.weight", ffn, dim);
+    }
+    weights_.layers.push_back(std::move(L));
   }
   for (const auto& t : f.tensors()) {
     weight_bytes_ += t.n_bytes();

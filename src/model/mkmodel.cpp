@@ -1,5 +1,6 @@
 #include "model/mkmodel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -28,6 +29,19 @@ constexpr Preset kPresets[] = {
     {"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 3072, 151936, 40960},
 };
 
+// Mixture-of-experts shapes: the block FFN is n_experts experts of ffn_dim.
+struct MoePreset {
+  const char* name;
+  const char* arch;
+  int32_t dim, n_layers, n_heads, n_kv_heads, head_dim, ffn_dim, vocab_size, context_length, n_experts, n_used;
+};
+
+constexpr MoePreset kMoePresets[] = {
+    {"mixtral-8x7b", "mixtral", 4096, 32, 32, 8, 128, 14336, 32000, 32768, 8, 2},
+    {"qwen3moe-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 128, 768, 151936, 40960, 128, 8},
+    {"olmoe-1b-7b", "olmoe", 2048, 16, 16, 16, 128, 1024, 50304, 4096, 64, 8},
+};
+
 // Seeded values with a portable uniform conversion (identical on every libstdc++).
 class Random {
  public:
@@ -50,15 +64,19 @@ class ModelWriter {
  public:
   ModelWriter(const MkModelSpec& s, gguf::Writer& w) : s_(s), w_(w), rnd_(s.seed) {}
 
-  void matrix(const std::string& name, uint64_t cols, uint64_t rows) {
+  // `experts` > 0: a 3-D tensor of that many rows x cols matrices.
+  void matrix(const std::string& name, uint64_t cols, uint64_t rows, uint64_t experts = 0) {
     const uint64_t block = uint64_t(traits(s_.type).block_elems);
     if (cols % block != 0)
       throw Error("mkmodel: tensor '" + name + "' has " + std::to_string(cols) + " columns, not a multiple of " +
                   std::string(dtype_name(s_.type)) + "'s block size " + std::to_string(block));
-    std::vector<float> v(cols * rows);
-    const float scale = float(std::sqrt(3.0 / double(cols)));  // unit variance outputs
-    for (auto& x : v) x = rnd_.uniform(scale);
-    w_.add_tensor(name, s_.type, {cols, rows}, quantized(s_.type, v, cols));
+    w_.add_tensor(name, s_.type, experts ? std::vector<uint64_t>{cols, rows, experts} : std::vector<uint64_t>{cols, rows},
+                  quantized(s_.type, values(cols, rows * std::max<uint64_t>(experts, 1)), cols));
+  }
+
+  // The router stays F32, as llama.cpp's converter and quantizer keep it.
+  void router(const std::string& name, uint64_t cols, uint64_t rows) {
+    w_.add_tensor(name, DType::F32, {cols, rows}, quantized(DType::F32, values(cols, rows), cols));
   }
 
   void vector(const std::string& name, uint64_t n, float center, float spread) {
@@ -72,6 +90,13 @@ class ModelWriter {
   }
 
  private:
+  std::vector<float> values(uint64_t cols, uint64_t rows) {
+    std::vector<float> v(cols * rows);
+    const float scale = float(std::sqrt(3.0 / double(cols)));  // unit variance outputs
+    for (auto& x : v) x = rnd_.uniform(scale);
+    return v;
+  }
+
   const MkModelSpec& s_;
   gguf::Writer& w_;
   Random rnd_;
@@ -133,6 +158,22 @@ void copy_vocab(const MkModelSpec& s, gguf::Writer& w, int32_t& vocab_size) {
 }  // namespace
 
 bool apply_preset(const std::string& preset, MkModelSpec& s) {
+  for (const auto& p : kMoePresets) {
+    if (preset != p.name) continue;
+    s.arch = p.arch;
+    s.dim = p.dim;
+    s.n_layers = p.n_layers;
+    s.n_heads = p.n_heads;
+    s.n_kv_heads = p.n_kv_heads;
+    s.head_dim = p.head_dim;
+    s.ffn_dim = p.ffn_dim;
+    s.vocab_size = p.vocab_size;
+    s.context_length = p.context_length;
+    s.n_experts = p.n_experts;
+    s.n_experts_used = p.n_used;
+    if (s.name.empty()) s.name = p.name;
+    return true;
+  }
   for (const auto& p : kPresets) {
     if (preset != p.name) continue;
     s.arch = p.arch;
@@ -152,18 +193,28 @@ bool apply_preset(const std::string& preset, MkModelSpec& s) {
 std::string preset_names() {
   std::string out;
   for (const auto& p : kPresets) out += std::string(out.empty() ? "" : ", ") + p.name;
+  for (const auto& p : kMoePresets) out += std::string(", ") + p.name;
   return out;
 }
 
 void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   MkModelSpec s = spec;
   const bool llama3 = s.arch == "llama3";
-  const std::string arch = (s.arch == "llama3" || s.arch == "tinyllama" || s.arch == "mistral") ? "llama" : s.arch;
-  if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
-    throw Error("mkmodel: unknown architecture '" + s.arch + "' (llama, llama3, tinyllama, mistral, qwen2, qwen3)");
+  const bool moe_arch = s.arch == "mixtral" || s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "olmoe";
+  const std::string arch =
+      (s.arch == "llama3" || s.arch == "tinyllama" || s.arch == "mistral" || s.arch == "mixtral") ? "llama" : s.arch;
+  if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && !moe_arch)
+    throw Error("mkmodel: unknown architecture '" + s.arch +
+                "' (llama, llama3, tinyllama, mistral, qwen2, qwen3, mixtral, qwen2moe, qwen3moe, olmoe)");
+  if (moe_arch && s.n_experts == 0) s.n_experts = 8;
+  if (s.n_experts > 0 && s.n_experts_used == 0) s.n_experts_used = std::min(2, s.n_experts);
+  if (s.n_experts < 0 || s.n_experts_used > s.n_experts)
+    throw Error("mkmodel: experts used (" + std::to_string(s.n_experts_used) + ") must be at most the experts (" +
+                std::to_string(s.n_experts) + ")");
   if (s.n_kv_heads == 0) s.n_kv_heads = s.n_heads;
   if (s.head_dim == 0) s.head_dim = s.n_heads > 0 ? s.dim / s.n_heads : 0;
   if (s.ffn_dim == 0) s.ffn_dim = (s.dim * 8 / 3 + 31) / 32 * 32;
+  if (s.arch == "qwen2moe" && s.shared_expert_ffn == 0) s.shared_expert_ffn = 4 * s.ffn_dim;
   if (s.arch == "mistral" && s.sliding_window == 0) s.sliding_window = 4096;
   if (s.dim <= 0 || s.n_layers <= 0 || s.n_heads <= 0 || s.head_dim <= 0 || s.n_heads % s.n_kv_heads != 0 ||
       s.head_dim % 2 != 0)
@@ -187,6 +238,14 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   w.set(a + "rope.freq_base", gguf::Value::f32(float(rope_base)));
   w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.head_dim)));
   if (s.sliding_window > 0) w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.sliding_window)));
+  if (s.n_experts > 0) {
+    w.set(a + "expert_count", gguf::Value::u32(uint32_t(s.n_experts)));
+    w.set(a + "expert_used_count", gguf::Value::u32(uint32_t(s.n_experts_used)));
+    if (arch == "qwen2moe" || arch == "qwen3moe")
+      w.set(a + "expert_feed_forward_length", gguf::Value::u32(uint32_t(s.ffn_dim)));
+    if (s.shared_expert_ffn > 0)
+      w.set(a + "expert_shared_feed_forward_length", gguf::Value::u32(uint32_t(s.shared_expert_ffn)));
+  }
   int32_t vocab = s.vocab_size;
   copy_vocab(s, w, vocab);
   if (!s.chat_template.empty()) w.set("tokenizer.chat_template", gguf::Value::str(s.chat_template));
@@ -205,16 +264,34 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
     m.matrix(p + "attn_k.weight", dim, kvd);
     m.matrix(p + "attn_v.weight", dim, kvd);
     m.matrix(p + "attn_output.weight", qd, dim);
-    if (arch == "qwen2") {
+    if (arch == "qwen2" || arch == "qwen2moe") {
       m.vector(p + "attn_q.bias", qd, 0.0f, 0.1f);
       m.vector(p + "attn_k.bias", kvd, 0.0f, 0.1f);
       m.vector(p + "attn_v.bias", kvd, 0.0f, 0.1f);
     }
-    if (arch == "qwen3") {
+    if (arch == "qwen3" || arch == "qwen3moe") {
       m.vector(p + "attn_q_norm.weight", hd, 1.0f, 0.1f);
       m.vector(p + "attn_k_norm.weight", hd, 1.0f, 0.1f);
     }
+    if (arch == "olmoe") {  // over the whole Q and K rows
+      m.vector(p + "attn_q_norm.weight", qd, 1.0f, 0.1f);
+      m.vector(p + "attn_k_norm.weight", kvd, 1.0f, 0.1f);
+    }
     m.vector(p + "ffn_norm.weight", dim, 1.0f, 0.1f);
+    if (s.n_experts > 0) {
+      const uint64_t n = uint64_t(s.n_experts), shared = uint64_t(s.shared_expert_ffn);
+      m.router(p + "ffn_gate_inp.weight", dim, n);
+      m.matrix(p + "ffn_gate_exps.weight", dim, ffn, n);
+      m.matrix(p + "ffn_up_exps.weight", dim, ffn, n);
+      m.matrix(p + "ffn_down_exps.weight", ffn, dim, n);
+      if (shared > 0) {
+        m.vector(p + "ffn_gate_inp_shexp.weight", dim, 0.0f, 1.0f);
+        m.matrix(p + "ffn_gate_shexp.weight", dim, shared);
+        m.matrix(p + "ffn_up_shexp.weight", dim, shared);
+        m.matrix(p + "ffn_down_shexp.weight", shared, dim);
+      }
+      continue;
+    }
     m.matrix(p + "ffn_gate.weight", dim, ffn);
     m.matrix(p + "ffn_up.weight", dim, ffn);
     m.matrix(p + "ffn_down.weight", ffn, dim);

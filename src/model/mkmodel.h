@@ -9,13 +9,16 @@
 namespace parley {
 
 struct MkModelSpec {
-  std::string arch = "llama";  // llama | llama3 | tinyllama | mistral | qwen2 | qwen3
+  std::string arch = "llama";  // llama | llama3 | tinyllama | mistral | qwen2 | qwen3 | mixtral | qwen2moe | qwen3moe | olmoe
   int32_t dim = 64;
   int32_t n_layers = 2;
   int32_t n_heads = 4;
   int32_t n_kv_heads = 0;      // 0 = n_heads
   int32_t head_dim = 0;        // 0 = dim / n_heads
-  int32_t ffn_dim = 0;         // 0 = a SwiGLU-style multiple of 32 near 8/3 dim
+  int32_t ffn_dim = 0;         // 0 = a SwiGLU-style multiple of 32 near 8/3 dim; each expert's with experts
+  int32_t n_experts = 0;       // mixture-of-experts FFN (the MoE archs need it): experts per block
+  int32_t n_experts_used = 0;  // experts per token (0 = 2)
+  int32_t shared_expert_ffn = 0;  // qwen2moe's shared expert width (0 = 4x ffn)
   int32_t context_length = 512;
   int32_t vocab_size = 0;      // 0 = the vocabulary file's size; larger pads with unused tokens
   int32_t sliding_window = 0;  // mistral default 4096 when 0

@@ -39,9 +39,14 @@ Tokenizer Model::load_tokenizer(const std::string& path, const std::string& toke
 
 void Model::pack_matrices() {
   std::vector<MatrixView*> views;
-  for (LayerWeights& l : weights_.layers)
-    for (MatrixView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-      if (packing_helps(*v)) views.push_back(v);
+  for (LayerWeights& l : weights_.layers) {
+    for (MatrixView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.moe.shared_gate,
+                          &l.moe.shared_up, &l.moe.shared_down})
+      if (v->data && packing_helps(*v)) views.push_back(v);
+    for (auto* experts : {&l.moe.gate, &l.moe.up, &l.moe.down})
+      for (MatrixView& v : *experts)
+        if (packing_helps(v)) views.push_back(&v);
+  }
   if (packing_helps(weights_.output)) views.push_back(&weights_.output);
   // One buffer for all of them: large enough for huge pages (fewer TLB misses
   // while decode streams every matrix).

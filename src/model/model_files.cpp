@@ -17,7 +17,7 @@ class TensorSink {
     for (size_t i = 1; i < dims.size(); ++i) rows *= dims[i];
     DType to = tensor_type(recipe_, name, dims, n_layers_);
     if (dims.size() < 2 && from != DType::F32) to = from;  // keep a non-F32 vector as it is
-    if (dims.size() >= 2 && to != planned_type(recipe_, name, dims, n_layers_)) ++report_.fallbacks;
+    if (!stays_f32(name, dims) && to != planned_type(recipe_, name, dims, n_layers_)) ++report_.fallbacks;
     report_.in_bytes += row_bytes(from, dims[0]) * rows;
     report_.out_bytes += row_bytes(to, dims[0]) * rows;
     ++report_.tensors;
@@ -113,7 +113,7 @@ WriteReport quantize_gguf(const std::string& in_path, const std::string& out_pat
 
 WriteReport convert_to_gguf(const Model& model, const std::string& out_path, const QuantRecipe& recipe) {
   const ModelConfig& c = model.config();
-  if (c.arch != "llama" || c.qkv_bias || c.qk_norm || c.rope_style != RopeStyle::Interleaved)
+  if (c.arch != "llama" || c.qkv_bias || c.qk_norm || c.rope_style != RopeStyle::Interleaved || c.moe.enabled())
     throw Error("convert: only Llama-architecture models (as in llama2.c checkpoints) are supported");
   gguf::Writer w;
   w.set("general.architecture", gguf::Value::str("llama"));

@@ -69,11 +69,12 @@ std::string quant_recipe_names() {
 
 DType planned_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
                    int32_t n_layers) {
-  if (dims.size() < 2) return DType::F32;
+  if (stays_f32(name, dims)) return DType::F32;
   if (!recipe.mixed) return recipe.base;
   if (name == "output.weight") return DType::Q6_K;
   const int32_t layer = layer_of(name);
-  const bool attn_v = ends_with(name, ".attn_v.weight"), ffn_down = ends_with(name, ".ffn_down.weight");
+  const bool attn_v = ends_with(name, ".attn_v.weight"), ffn_down =
+      ends_with(name, ".ffn_down.weight") || ends_with(name, ".ffn_down_exps.weight");
   const bool attn_out = ends_with(name, ".attn_output.weight");
   switch (recipe.base) {
     case DType::Q3_K:  // llama.cpp's Q3_K_M
@@ -91,6 +92,10 @@ DType planned_type(const QuantRecipe& recipe, const std::string& name, const std
       if ((attn_v || ffn_down) && layer >= 0 && sensitive_layer(layer, n_layers)) return DType::Q6_K;
       return recipe.base;
   }
+}
+
+bool stays_f32(const std::string& name, const std::vector<uint64_t>& dims) {
+  return dims.size() < 2 || ends_with(name, ".ffn_gate_inp.weight");
 }
 
 DType tensor_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,

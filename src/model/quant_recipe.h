@@ -22,8 +22,13 @@ struct QuantRecipe {
 std::optional<QuantRecipe> quant_recipe_from_name(std::string_view name);
 std::string quant_recipe_names();
 
+// Tensors every recipe keeps in F32: vectors, and the MoE router
+// (ffn_gate_inp: small, and its choice of experts is a step function of its
+// logits), as llama.cpp keeps them.
+bool stays_f32(const std::string& name, const std::vector<uint64_t>& dims);
+
 // The type the recipe chooses for tensor `name` of shape `dims` (dims[0]
-// innermost) in a model of `n_layers` blocks, before any fallback.
+// innermost) in a model of `n_layers` blocks, before any fallback (F32 where stays_f32).
 DType planned_type(const QuantRecipe& recipe, const std::string& name, const std::vector<uint64_t>& dims,
                    int32_t n_layers);
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/matmul.h"
+#include "model/moe_weights.h"
 
 namespace parley {
 
@@ -17,7 +18,8 @@ struct LayerWeights {
   const float* q_norm = nullptr;  // per-head RMSNorm weights (Qwen3), else null
   const float* k_norm = nullptr;
   const float* ffn_norm = nullptr;
-  MatrixView w_gate, w_up, w_down;
+  MatrixView w_gate, w_up, w_down;  // dense FFN, else empty
+  MoeWeights moe;                   // mixture-of-experts FFN (config.moe), else empty
 };
 
 struct Weights {

@@ -121,6 +121,30 @@ TEST(Cli, MkmodelThenGenerate) {
   std::filesystem::remove(path);
 }
 
+// Each mixture-of-experts family from the command line through quantize,
+// info and generate; experts used beyond the experts is refused.
+TEST(Cli, MkmodelMixtureOfExperts) {
+  const std::string base = (std::filesystem::temp_directory_path() / ("parley-cli-moe-" + std::to_string(::getpid()))).string();
+  for (const char* arch : {"mixtral", "qwen2moe", "qwen3moe", "olmoe"}) {
+    SCOPED_TRACE(arch);
+    const auto mk = run(std::string("mkmodel --arch ") + arch + " --dim 64 --layers 2 --heads 4 --ffn 32 --experts 4 " +
+                        "--experts-used 2 --shared-expert-ffn 64 -o " + base + ".gguf");
+    ASSERT_EQ(mk.status, 0) << mk.err;
+    const auto q = run("quantize " + base + ".gguf " + base + "-q8.gguf q8_0");
+    ASSERT_EQ(q.status, 0) << q.err;
+    const auto info = run("info " + base + "-q8.gguf");
+    EXPECT_NE(info.out.find("mixture of experts: 4 experts of ffn 32, 2 per token"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("ffn_gate_exps.weight"), std::string::npos) << info.out;
+    const auto gen = run("generate -m " + base + "-q8.gguf -p 'hi' -n 5 --ids --temp 0");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+  }
+  const auto bad = run("mkmodel --arch qwen3moe --experts 4 --experts-used 5 -o " + base + ".gguf");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("experts used (5) must be at most the experts (4)"), std::string::npos) << bad.err;
+  std::filesystem::remove(base + ".gguf");
+  std::filesystem::remove(base + "-q8.gguf");
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -1,5 +1,6 @@
 #include "reference_forward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -15,6 +16,8 @@ struct Ref {
   std::unique_ptr<gguf::File> f;
   std::string arch;
   int dim = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, window = 0;
+  int experts = 0, used = 0;  // mixture of experts
+  bool norm_top_k = false;
   double eps = 0, base = 0;
 
   bool has(const std::string& name) const { return f->find_tensor(name) != nullptr; }
@@ -41,6 +44,53 @@ struct Ref {
     const double s = 1.0 / std::sqrt(ss / double(n) + eps);
     Vec y(x);
     for (size_t i = 0; i < n; ++i) y[off + i] = x[off + i] * s * w[i];
+    return y;
+  }
+
+  static Vec swiglu(const Vec& gate, const Vec& up, const Vec& down, const Vec& x) {
+    Vec g = matvec(gate, x);
+    const Vec u = matvec(up, x);
+    for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+    return matvec(down, g);
+  }
+
+  // Expert e of a 3-D tensor stored expert after expert.
+  static Vec expert(const Vec& all, int n, int e) {
+    const size_t size = all.size() / size_t(n);
+    return Vec(all.begin() + long(size_t(e) * size), all.begin() + long(size_t(e + 1) * size));
+  }
+
+  // Softmax over the router logits; the top `used` experts, their
+  // probabilities renormalised when norm_top_k; plus the sigmoid-gated
+  // shared expert when the block has one.
+  Vec moe_ffn(const std::map<std::string, Vec>& w, const std::string& p, const Vec& x) const {
+    Vec prob = matvec(w.at(p + "ffn_gate_inp.weight"), x);
+    const double mx = *std::max_element(prob.begin(), prob.end());
+    double total = 0;
+    for (double& v : prob) total += (v = std::exp(v - mx));
+    for (double& v : prob) v /= total;
+    std::vector<int> order(static_cast<size_t>(experts));
+    for (int e = 0; e < experts; ++e) order[size_t(e)] = e;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return prob[size_t(a)] > prob[size_t(b)]; });
+    double chosen = 0;
+    for (int j = 0; j < used; ++j) chosen += prob[size_t(order[size_t(j)])];
+    Vec y(x.size(), 0.0);
+    for (int j = 0; j < used; ++j) {
+      const int e = order[size_t(j)];
+      const Vec d = swiglu(expert(w.at(p + "ffn_gate_exps.weight"), experts, e),
+                           expert(w.at(p + "ffn_up_exps.weight"), experts, e),
+                           expert(w.at(p + "ffn_down_exps.weight"), experts, e), x);
+      const double weight = prob[size_t(e)] / (norm_top_k ? chosen : 1.0);
+      for (size_t i = 0; i < y.size(); ++i) y[i] += weight * d[i];
+    }
+    if (w.count(p + "ffn_gate_inp_shexp.weight")) {
+      const Vec& gate_inp = w.at(p + "ffn_gate_inp_shexp.weight");
+      double g = 0;
+      for (size_t i = 0; i < x.size(); ++i) g += gate_inp[i] * x[i];
+      const Vec d = swiglu(w.at(p + "ffn_gate_shexp.weight"), w.at(p + "ffn_up_shexp.weight"),
+                           w.at(p + "ffn_down_shexp.weight"), x);
+      for (size_t i = 0; i < y.size(); ++i) y[i] += d[i] / (1.0 + std::exp(-g));
+    }
     return y;
   }
 
@@ -77,6 +127,10 @@ std::vector<std::vector<double>> reference_logits(const std::string& path, const
   r.window = int(r.f->get_uint(a + "attention.sliding_window", 0));
   r.eps = r.f->get_float(a + "attention.layer_norm_rms_epsilon", 1e-5);
   r.base = r.f->get_float(a + "rope.freq_base", 10000.0);
+  r.experts = int(r.f->get_uint(a + "expert_count", 0));
+  r.used = int(r.f->get_uint(a + "expert_used_count", 0));
+  // Mixtral ("llama") and Qwen3-MoE renormalise the top-k weights; Qwen2-MoE and OLMoE do not.
+  r.norm_top_k = r.f->get_bool(a + "expert_weights_norm", r.arch == "llama" || r.arch == "qwen3moe");
 
   const Vec embd = r.tensor("token_embd.weight");
   const Vec out_w = r.has("output.weight") ? r.tensor("output.weight") : embd;
@@ -98,8 +152,10 @@ std::vector<std::vector<double>> reference_logits(const std::string& path, const
         for (size_t i = 0; i < kvd; ++i) k[i] += W(l, "attn_k.bias")[i], v[i] += W(l, "attn_v.bias")[i];
       }
       if (r.has("blk.0.attn_q_norm.weight")) {
-        for (int h = 0; h < r.heads; ++h) q = r.rmsnorm(q, W(l, "attn_q_norm.weight"), size_t(h * r.head_dim), size_t(r.head_dim));
-        for (int h = 0; h < r.kv_heads; ++h) k = r.rmsnorm(k, W(l, "attn_k_norm.weight"), size_t(h * r.head_dim), size_t(r.head_dim));
+        // Per head (Qwen3), or over the whole row when the norm is that wide (OLMoE).
+        const size_t qw = W(l, "attn_q_norm.weight").size(), kw = W(l, "attn_k_norm.weight").size();
+        for (size_t o = 0; o < q.size(); o += qw) q = r.rmsnorm(q, W(l, "attn_q_norm.weight"), o, qw);
+        for (size_t o = 0; o < k.size(); o += kw) k = r.rmsnorm(k, W(l, "attn_k_norm.weight"), o, kw);
       }
       r.rope(q, r.heads, int(p));
       r.rope(k, r.kv_heads, int(p));
@@ -126,10 +182,8 @@ std::vector<std::vector<double>> reference_logits(const std::string& path, const
       const Vec o = Ref::matvec(W(l, "attn_output.weight"), att);
       for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
       const Vec xf = r.rmsnorm(x, W(l, "ffn_norm.weight"));
-      Vec g = Ref::matvec(W(l, "ffn_gate.weight"), xf);
-      const Vec u = Ref::matvec(W(l, "ffn_up.weight"), xf);
-      for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
-      const Vec d = Ref::matvec(W(l, "ffn_down.weight"), g);
+      const Vec d = r.experts > 0 ? r.moe_ffn(w, "blk." + std::to_string(l) + ".", xf)
+                                  : Ref::swiglu(W(l, "ffn_gate.weight"), W(l, "ffn_up.weight"), W(l, "ffn_down.weight"), xf);
       for (size_t i = 0; i < x.size(); ++i) x[i] += d[i];
     }
     result.push_back(Ref::matvec(out_w, r.rmsnorm(x, w.at("output_norm.weight"))));

@@ -7,7 +7,8 @@
 
 namespace parley::testing {
 
-// Logits (vocab floats) after each of `tokens`, for a llama / qwen2 / qwen3 GGUF.
+// Logits (vocab floats) after each of `tokens`, for a llama / qwen2 / qwen3 GGUF
+// and the mixture-of-experts ones (Mixtral, qwen2moe, qwen3moe, olmoe).
 std::vector<std::vector<double>> reference_logits(const std::string& gguf_path, const std::vector<int>& tokens);
 
 }  // namespace parley::testing

@@ -164,6 +164,43 @@ TEST(BatchForward, MatchesForwardOnEveryArchitecture) {
   }
 }
 
+// Mixture-of-experts: a step's tokens (prefill pieces and decode tokens of
+// sequences of mixed lengths) go to mixed experts, grouped per expert; each
+// sequence's logits must be those of running it alone. Every KV type.
+TEST(BatchForward, MixtureOfExpertsMatchesForward) {
+  auto moe = [](const char* arch, int32_t experts, int32_t used) {
+    auto s = spec(arch, 2, 64);
+    s.n_experts = experts;
+    s.n_experts_used = used;
+    s.ffn_dim = 64;
+    return s;
+  };
+  auto qwen2moe = moe("qwen2moe", 6, 2);
+  qwen2moe.shared_expert_ffn = 96;
+  auto olmoe = moe("olmoe", 8, 2);
+  olmoe.n_kv_heads = 4;
+  const std::pair<const char*, MkModelSpec> cases[] = {
+      {"qwen3moe", moe("qwen3moe", 8, 3)}, {"mixtral", moe("mixtral", 4, 2)}, {"qwen2moe", qwen2moe}, {"olmoe", olmoe}};
+  for (const auto& [name, s] : cases) {
+    SCOPED_TRACE(name);
+    const std::string path = temp_path(std::string(name) + ".gguf");
+    write_random_model(s, path);
+    auto model = Model::load(path);
+    expect_matches_forward(*model, DType::F32, false, 1e-4);
+    expect_matches_forward(*model, DType::F32, true, 1e-4);
+    std::filesystem::remove(path);
+  }
+  // The other KV types against the F32 single-sequence pass: every expert
+  // used, as their rounding may tip a near-tie in the choice of k experts.
+  auto all = moe("qwen3moe", 4, 4);
+  const std::string path = temp_path("qwen3moe-all.gguf");
+  write_random_model(all, path);
+  auto model = Model::load(path);
+  expect_matches_forward(*model, DType::F16, false, 5e-3);
+  expect_matches_forward(*model, DType::Q8_0, false, 5e-2);
+  std::filesystem::remove(path);
+}
+
 // Of the whole pages inside [from, to): how many are resident (mincore), and
 // how many there are.
 std::pair<int64_t, int64_t> resident_pages(const uint8_t* from, const uint8_t* to) {

@@ -36,6 +36,24 @@ MkModelSpec base_spec(const char* arch) {
   return s;
 }
 
+// Mixture-of-experts families: a few experts, more than one used per token.
+std::vector<ArchCase> moe_cases() {
+  auto moe = [](const char* arch, int32_t experts, int32_t used) {
+    auto s = base_spec(arch);
+    s.n_kv_heads = 2;
+    s.n_experts = experts;
+    s.n_experts_used = used;
+    return s;
+  };
+  auto qwen3moe = moe("qwen3moe", 8, 3);
+  qwen3moe.head_dim = 32;
+  auto qwen2moe = moe("qwen2moe", 6, 2);
+  qwen2moe.shared_expert_ffn = 64;
+  auto olmoe = moe("olmoe", 8, 2);
+  olmoe.n_kv_heads = 4;  // OLMoE has no grouped-query attention
+  return {{"qwen3moe", qwen3moe}, {"mixtral", moe("mixtral", 8, 2)}, {"qwen2moe", qwen2moe}, {"olmoe", olmoe}};
+}
+
 std::vector<ArchCase> arch_cases() {
   std::vector<ArchCase> cases;
   cases.push_back({"llama", base_spec("llama")});
@@ -58,6 +76,7 @@ std::vector<ArchCase> arch_cases() {
   qwen3.n_kv_heads = 2;
   qwen3.head_dim = 32;  // q_dim 128 != dim 64, as in real Qwen3 models
   cases.push_back({"qwen3", qwen3});
+  for (ArchCase c : moe_cases()) cases.push_back(c);
   return cases;
 }
 
@@ -121,6 +140,23 @@ TEST(QuantizedForward, MatchesReference) {
     const double tol = (type == DType::F16 || type == DType::BF16) ? 2e-2 : 5e-2;
     SCOPED_TRACE(dtype_name(type));
     expect_matches_reference(path, tol, 2);
+    std::filesystem::remove(path);
+  }
+}
+
+// Q8_0 experts (the router stays F32, as llama.cpp writes it). Every token
+// goes through every expert here: the choice of k is a step function, and a
+// quantized pass's logits may fall on the other side of a near-tie with the
+// reference (one token's other expert is a large logit difference). The
+// choice itself is checked with F32 weights above and by test_moe.
+TEST(QuantizedForward, MixtureOfExpertsQ8_0MatchesReference) {
+  for (ArchCase c : moe_cases()) {
+    c.spec.type = DType::Q8_0;
+    c.spec.n_experts_used = c.spec.n_experts;
+    const std::string path = temp_path(std::string(c.name) + "-q8_0.gguf");
+    write_random_model(c.spec, path);
+    SCOPED_TRACE(c.name);
+    expect_matches_reference(path, 5e-2, 2);
     std::filesystem::remove(path);
   }
 }

@@ -207,7 +207,7 @@ TEST(ModelConfig, EachFamilyTakesItsRowOfTraits) {
     config_with({}, "gemma2");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'gemma2' is not supported (expected llama, mistral, qwen2 or qwen3)"),
+    EXPECT_NE(std::string(e.what()).find("'gemma2' is not supported (expected llama, mistral, qwen2, qwen3, qwen2moe, qwen3moe or olmoe)"),
               std::string::npos)
         << e.what();
   }

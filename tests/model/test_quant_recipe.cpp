@@ -28,6 +28,13 @@ TEST(QuantRecipe, VectorsStayF32) {
   EXPECT_EQ(tensor_type(recipe("q4_0"), "blk.0.attn_norm.weight", {4096}, 32), DType::F32);
 }
 
+TEST(QuantRecipe, ExpertRouterStaysF32ExpertsAreQuantized) {
+  EXPECT_EQ(tensor_type(recipe("q4_0"), "blk.0.ffn_gate_inp.weight", {2048, 128}, 48), DType::F32);
+  EXPECT_EQ(tensor_type(recipe("q4_0"), "blk.0.ffn_up_exps.weight", {2048, 768, 128}, 48), DType::Q4_0);
+  EXPECT_EQ(tensor_type(recipe("q4_k_m"), "blk.0.ffn_down_exps.weight", {768, 2048, 128}, 48), DType::Q6_K);
+  EXPECT_EQ(tensor_type(recipe("q4_k_m"), "blk.7.ffn_down_exps.weight", {768, 2048, 128}, 48), DType::Q4_K);
+}
+
 TEST(QuantRecipe, MixedRecipeGivesSensitiveTensorsMoreBits) {
   const QuantRecipe r = recipe("q4_k_m");
   const std::vector<uint64_t> dims{4096, 4096};
