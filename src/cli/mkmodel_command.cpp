@@ -47,7 +47,8 @@ void add_mkmodel_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("mkmodel", "write a GGUF model with seeded random weights");
   cmd->add_option("-o,--out", a->out, "output GGUF path")->required();
   cmd->add_option("--preset", a->preset, "shape preset: " + preset_names());
-  cmd->add_option("--arch", a->spec.arch, "llama, llama3, tinyllama, mistral, qwen2 or qwen3")->capture_default_str();
+  cmd->add_option("--arch", a->spec.arch, "llama, llama3, tinyllama, mistral, qwen2, qwen3, gemma2, gemma3 or phi3")
+      ->capture_default_str();
   cmd->add_option("--dim", a->spec.dim, "embedding width")->capture_default_str();
   cmd->add_option("--layers", a->spec.n_layers, "number of blocks")->capture_default_str();
   cmd->add_option("--heads", a->spec.n_heads, "attention heads")->capture_default_str();
@@ -56,8 +57,13 @@ void add_mkmodel_command(CLI::App& app) {
   cmd->add_option("--ffn", a->spec.ffn_dim, "feed-forward width (default: about 8/3 dim)");
   cmd->add_option("--ctx", a->spec.context_length, "context length")->capture_default_str();
   cmd->add_option("--vocab-size", a->spec.vocab_size, "vocabulary rows (default: the vocabulary file's; more pads)");
-  cmd->add_option("--sliding-window", a->spec.sliding_window, "sliding attention window (mistral default 4096)");
+  cmd->add_option("--sliding-window", a->spec.sliding_window,
+                  "sliding attention window (default: mistral and gemma2 4096, gemma3 512)");
   cmd->add_flag("--tied", a->spec.tied_output, "share the output matrix with the token embeddings");
+  cmd->add_option("--rope-dim", a->spec.rope_dim, "rotated dims per head (partial rotary; default: head dim)");
+  cmd->add_option("--original-ctx", a->spec.original_context,
+                  "original training context of LongRoPE (phi3) and YaRN (default: 4096 or --ctx if smaller)");
+  cmd->add_option("--yarn", a->spec.yarn_factor, "YaRN rope scaling with this factor");
   cmd->add_option("--type", a->type, "weight type of the matrices")->capture_default_str();
   cmd->add_option("--vocab", a->spec.vocab_from, "GGUF to copy the tokenizer from (default: the bundled model)");
   cmd->add_option("--seed", a->spec.seed, "random seed")->capture_default_str();

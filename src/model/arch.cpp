@@ -5,12 +5,19 @@
 namespace parley {
 namespace {
 
-constexpr std::array<ArchTraits, 4> kArchs = {{
-    // name    rope style              qk_norm
-    {"llama", RopeStyle::Interleaved, false},
-    {"mistral", RopeStyle::Interleaved, false},
-    {"qwen2", RopeStyle::Neox, false},
-    {"qwen3", RopeStyle::Neox, true},
+constexpr std::array<ArchTraits, 7> kArchs = {{
+    {.name = "llama", .rope_style = RopeStyle::Interleaved, .qk_norm = false},
+    {.name = "mistral", .rope_style = RopeStyle::Interleaved, .qk_norm = false},
+    {.name = "qwen2", .rope_style = RopeStyle::Neox, .qk_norm = false},
+    {.name = "qwen3", .rope_style = RopeStyle::Neox, .qk_norm = true},
+    // Gemma 2: local (windowed) and global layers alternate, even ones local.
+    {.name = "gemma2", .rope_style = RopeStyle::Neox, .qk_norm = false, .ffn_act = FfnActivation::GeluTanh,
+     .scale_embd = true, .softcap = true, .post_norms = true, .sliding_window_pattern = 2},
+    // Gemma 3: five local layers (rope base 10000, unscaled) then a global one.
+    {.name = "gemma3", .rope_style = RopeStyle::Neox, .qk_norm = true, .ffn_act = FfnActivation::GeluTanh,
+     .scale_embd = true, .post_norms = true, .sliding_window_pattern = 6, .rope_base_swa = 10000.0f},
+    // Phi-3, 3.5 and 4-mini: fused tensors, LongRoPE factors when the file has them.
+    {.name = "phi3", .rope_style = RopeStyle::Neox, .qk_norm = false, .fused = true},
 }};
 
 }  // namespace

@@ -18,6 +18,8 @@ struct LayerWeights {
   const float* k_norm = nullptr;
   const float* ffn_norm = nullptr;
   MatrixView w_gate, w_up, w_down;
+  const float* post_attn_norm = nullptr;  // norms of the attention and FFN outputs (Gemma 2/3), else null
+  const float* post_ffn_norm = nullptr;
 };
 
 struct Weights {
@@ -25,6 +27,8 @@ struct Weights {
   const float* output_norm = nullptr;
   MatrixView output;      // == token_embd when tied
   const float* rope_freqs = nullptr;  // Llama 3 per-frequency divisors, or null
+  const float* rope_long = nullptr;   // LongRoPE divisors past / within the original context (Phi-3), or null
+  const float* rope_short = nullptr;
   std::vector<LayerWeights> layers;
   std::vector<std::vector<float>> owned;  // storage of the float vectors above
 
