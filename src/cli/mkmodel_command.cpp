@@ -16,6 +16,7 @@ struct MkModelArgs {
   std::string type = "f32";
   std::string out;
   std::string chat_template;  // a bundled template's name or a file
+  int32_t layers = 0;         // 0: the preset's (or the spec's default)
 };
 
 std::string template_names() {
@@ -27,6 +28,7 @@ std::string template_names() {
 void run_mkmodel(MkModelArgs a) {
   if (!a.preset.empty() && !apply_preset(a.preset, a.spec))
     throw Error("unknown preset '" + a.preset + "' (known: " + preset_names() + ")");
+  if (a.layers > 0) a.spec.n_layers = a.layers;  // a preset cut down to fewer blocks
   const auto type = dtype_from_name(a.type);
   if (!type) throw Error("unknown weight type '" + a.type + "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)");
   a.spec.type = *type;
@@ -50,7 +52,7 @@ void add_mkmodel_command(CLI::App& app) {
   cmd->add_option("--arch", a->spec.arch, "llama, llama3, tinyllama, mistral, qwen2, qwen3, gemma2, gemma3 or phi3")
       ->capture_default_str();
   cmd->add_option("--dim", a->spec.dim, "embedding width")->capture_default_str();
-  cmd->add_option("--layers", a->spec.n_layers, "number of blocks")->capture_default_str();
+  cmd->add_option("--layers", a->layers, "number of blocks (default: the preset's, else 2)");
   cmd->add_option("--heads", a->spec.n_heads, "attention heads")->capture_default_str();
   cmd->add_option("--kv-heads", a->spec.n_kv_heads, "key/value heads (default: heads)");
   cmd->add_option("--head-dim", a->spec.head_dim, "head width (default: dim / heads)");

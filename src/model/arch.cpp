@@ -12,7 +12,7 @@ constexpr std::array<ArchTraits, 7> kArchs = {{
     {.name = "qwen3", .rope_style = RopeStyle::Neox, .qk_norm = true},
     // Gemma 2: local (windowed) and global layers alternate, even ones local.
     {.name = "gemma2", .rope_style = RopeStyle::Neox, .qk_norm = false, .ffn_act = FfnActivation::GeluTanh,
-     .scale_embd = true, .softcap = true, .post_norms = true, .sliding_window_pattern = 2},
+     .scale_embd = true, .softcap = true, .post_norms = true, .sliding_window_pattern = 2, .sliding_window = 4096},
     // Gemma 3: five local layers (rope base 10000, unscaled) then a global one.
     {.name = "gemma3", .rope_style = RopeStyle::Neox, .qk_norm = true, .ffn_act = FfnActivation::GeluTanh,
      .scale_embd = true, .post_norms = true, .sliding_window_pattern = 6, .rope_base_swa = 10000.0f},

@@ -26,6 +26,7 @@ struct ArchTraits {
   // windowed layers when {arch}.rope.freq_base_swa is absent (0: as global).
   int32_t sliding_window_pattern = 1;
   float rope_base_swa = 0.0f;
+  int32_t sliding_window = 0;  // when {arch}.attention.sliding_window is absent (Gemma 2: 4096)
   // What the loader honours for every family, from the file: grouped-query
   // attention, Q/K/V biases when present (Qwen2 always has them), a tied
   // output matrix when output.weight is absent, rope_freqs.weight (Llama 3

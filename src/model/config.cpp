@@ -100,7 +100,7 @@ ModelConfig config_from_gguf(const gguf::File& f) {
   c.norm_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5));
   c.rope_base = float(f.get_float(a + "rope.freq_base", 10000.0));
   read_rope_scaling(f, c);
-  c.sliding_window = get_or("attention.sliding_window", 0);
+  c.sliding_window = get_or("attention.sliding_window", uint64_t(traits->sliding_window));
   const int32_t pooling = get_or("pooling_type", 0);
   if (pooling < 0 || pooling > int32_t(Pooling::Last))
     throw Error(src + ": " + a + "pooling_type " + std::to_string(pooling) +

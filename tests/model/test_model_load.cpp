@@ -231,6 +231,9 @@ TEST(ModelConfig, GemmaLayersAndCapsFromGguf) {
   const ModelConfig g2 = config_with(softcaps("gemma2"), "gemma2");
   EXPECT_EQ(g2.attn_softcap, 50.0f);
   EXPECT_EQ(g2.final_softcap, 30.0f);
+  EXPECT_EQ(g2.sliding_window, 4096);  // the reference's default when the key is absent
+  EXPECT_EQ(g2.window_of(0), 4096);
+  EXPECT_EQ(g2.window_of(1), 0);
   const ModelConfig g3 = config_with({{"gemma3.attention.sliding_window", gguf::Value::u32(4)}}, "gemma3");
   EXPECT_EQ(g3.attn_softcap, 0.0f);
   EXPECT_EQ(g3.rope_base_swa, 10000.0f);
