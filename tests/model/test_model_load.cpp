@@ -245,6 +245,33 @@ TEST(ModelConfig, GemmaLayersAndCapsFromGguf) {
   EXPECT_EQ(custom.window_of(1), 0);
 }
 
+TEST(ModelConfig, RopeScalingFromGguf) {
+  const ModelConfig yarn = config_with({{"qwen2.rope.scaling.type", gguf::Value::str("yarn")},
+                                        {"qwen2.rope.scaling.factor", gguf::Value::f32(4.0f)},
+                                        {"qwen2.rope.scaling.original_context_length", gguf::Value::u32(32768)}},
+                                       "qwen2");
+  EXPECT_EQ(yarn.yarn_factor, 4.0f);
+  EXPECT_EQ(yarn.rope_orig_context, 32768);
+  EXPECT_EQ(yarn.yarn_beta_fast, 32.0f);  // the reference's defaults
+  EXPECT_EQ(yarn.yarn_beta_slow, 1.0f);
+  EXPECT_EQ(yarn.rope_scale, 1.0f);
+  // LongRoPE without its keys: the training context, no attention factor.
+  const ModelConfig phi3 = config_with({}, "phi3");
+  EXPECT_EQ(phi3.rope_orig_context, 8);
+  EXPECT_EQ(phi3.rope_attn_factor, 1.0f);
+  EXPECT_TRUE(phi3.fused);
+  for (const auto& [type, factor] : {std::pair<const char*, float>{"yarn", 0.5f}, {"longrope", 2.0f}}) {
+    try {
+      config_with({{"qwen2.rope.scaling.type", gguf::Value::str(type)},
+                   {"qwen2.rope.scaling.factor", gguf::Value::f32(factor)}},
+                  "qwen2");
+      ADD_FAILURE() << "expected an error for " << type;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("qwen2.rope.scaling."), std::string::npos) << e.what();
+    }
+  }
+}
+
 // `path` rewritten without the key or tensor `missing`, and with tensor
 // `reshaped` (if named) given other dims of the same size.
 std::string rewritten(const std::string& path, const std::string& missing, const std::string& reshaped = "") {
