@@ -33,6 +33,21 @@ float gemma_attn_scale(const ModelConfig& c) {
   return 1.0f / std::sqrt(float(big ? c.dim / c.n_heads : c.head_dim));
 }
 
+// {arch}.attention.sliding_window_pattern: a period (every layer but each
+// period's last is windowed) or, as newer converters write it, one bool per
+// layer (true: windowed); absent, the family's period.
+void read_window_pattern(const gguf::File& f, const std::string& key, int32_t period, ModelConfig& c) {
+  const gguf::Value* v = f.find(key);
+  if (v && v->type == gguf::ValueType::ARRAY) {
+    for (const gguf::Value& flag : v->as_array().items) c.swa_layers.push_back(flag.as_bool());
+    if (c.swa_layers.size() != size_t(c.n_layers))
+      throw Error(f.path() + ": " + key + " has " + std::to_string(c.swa_layers.size()) + " flags for " +
+                  std::to_string(c.n_layers) + " layers");
+    return;
+  }
+  c.sliding_window_pattern = checked_i32(f.path(), key, f.get_uint(key, uint64_t(period)));
+}
+
 // A family's row of traits, with the keys they need (Gemma 2's soft-caps).
 void apply_traits(const gguf::File& f, const ArchTraits& t, ModelConfig& c) {
   const std::string a = c.arch + ".";
@@ -48,9 +63,7 @@ void apply_traits(const gguf::File& f, const ArchTraits& t, ModelConfig& c) {
     if (!(c.attn_softcap > 0.0f) || !(c.final_softcap > 0.0f))
       throw Error(f.path() + ": " + a + "attn_logit_softcapping and final_logit_softcapping must be positive");
   }
-  c.sliding_window_pattern =
-      checked_i32(f.path(), a + "attention.sliding_window_pattern",
-                  f.get_uint(a + "attention.sliding_window_pattern", uint64_t(t.sliding_window_pattern)));
+  read_window_pattern(f, a + "attention.sliding_window_pattern", t.sliding_window_pattern, c);
   c.rope_base_swa = float(f.get_float(a + "rope.freq_base_swa", double(t.rope_base_swa)));
   if ((c.arch == "gemma2" || c.arch == "gemma3") && c.n_heads > 0 && c.head_dim > 0) c.attn_scale = gemma_attn_scale(c);
 }

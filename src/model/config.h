@@ -4,6 +4,7 @@
 // the differences are these fields (a family's fixed traits: model/arch.h).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parley {
 namespace gguf { class File; }
@@ -48,6 +49,7 @@ struct ModelConfig {
   // Which layers the window applies to: all when <= 1, else layer l when
   // l % pattern < pattern - 1 (Gemma 2: 2, even layers; Gemma 3: 6, five of six).
   int32_t sliding_window_pattern = 1;
+  std::vector<bool> swa_layers;  // the pattern as per-layer flags (true: windowed), when the file gives them
   float rope_base_swa = 0.0f;  // rope base of windowed layers, unscaled (Gemma 3: 10000); 0 = as global
   FfnActivation ffn_act = FfnActivation::Silu;
   float embd_scale = 1.0f;     // token embeddings are multiplied by this (Gemma: sqrt(dim))
@@ -63,6 +65,7 @@ struct ModelConfig {
 
   // The window of layer l's attention (0: full).
   int32_t window_of(int32_t l) const {
+    if (!swa_layers.empty()) return size_t(l) < swa_layers.size() && swa_layers[size_t(l)] ? sliding_window : 0;
     const bool windowed = sliding_window_pattern <= 1 || l % sliding_window_pattern < sliding_window_pattern - 1;
     return windowed ? sliding_window : 0;
   }

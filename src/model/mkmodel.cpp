@@ -211,8 +211,8 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   if (s.arch == "gemma3" && s.sliding_window == 0) s.sliding_window = 512;
   if (is_gemma(arch)) s.tied_output = true;  // Gemma has no output.weight
   if (s.original_context == 0) s.original_context = std::min(4096, s.context_length);
-  if (s.dim <= 0 || s.n_layers <= 0 || s.n_heads <= 0 || s.head_dim <= 0 || s.rope_dim <= 0 || s.n_heads % s.n_kv_heads != 0 ||
-      s.head_dim % 2 != 0 || s.rope_dim % 2 != 0 || s.rope_dim > s.head_dim)
+  if (s.dim <= 0 || s.n_layers <= 0 || s.n_heads <= 0 || s.head_dim <= 0 || s.rope_dim <= 0 ||
+      s.n_heads % s.n_kv_heads != 0 || s.head_dim % 2 != 0 || s.rope_dim % 2 != 0 || s.rope_dim > s.head_dim)
     throw Error("mkmodel: inconsistent shape (dim, layers, heads, kv heads, head dim, rope dim)");
 
   gguf::Writer w;

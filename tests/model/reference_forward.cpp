@@ -119,7 +119,8 @@ std::vector<std::vector<double>> reference_logits(const std::string& path, const
   const double train_ctx = double(r.f->get_uint(a + "context_length"));
   r.orig_ctx = double(r.f->get_uint(a + "rope.scaling.original_context_length", uint64_t(train_ctx)));
   r.mscale = r.f->get_float(a + "rope.scaling.attn_factor", 1.0);
-  if (r.f->get_string(a + "rope.scaling.type", "none") == "yarn") r.yarn = r.f->get_float(a + "rope.scaling.factor", 1.0);
+  if (r.f->get_string(a + "rope.scaling.type", "none") == "yarn")
+    r.yarn = r.f->get_float(a + "rope.scaling.factor", 1.0);
   const double ctx = context > 0 ? context : train_ctx;
   if (r.has("rope_freqs.weight")) r.factors = r.tensor("rope_freqs.weight");
   if (r.has("rope_factors_long.weight"))
@@ -194,7 +195,8 @@ std::vector<std::vector<double>> reference_logits(const std::string& path, const
       Vec g = Ref::matvec(W(l, "ffn_gate.weight"), xf);
       const Vec u = Ref::matvec(W(l, "ffn_up.weight"), xf);
       for (size_t i = 0; i < g.size(); ++i) {
-        const double gelu = 0.5 * g[i] * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g[i] + 0.044715 * std::pow(g[i], 3))));
+        const double inner = std::sqrt(2.0 / M_PI) * (g[i] + 0.044715 * std::pow(g[i], 3));
+        const double gelu = 0.5 * g[i] * (1.0 + std::tanh(inner));
         g[i] = (r.gemma ? gelu : g[i] / (1.0 + std::exp(-g[i]))) * u[i];
       }
       Vec d = Ref::matvec(W(l, "ffn_down.weight"), g);

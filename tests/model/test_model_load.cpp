@@ -243,6 +243,16 @@ TEST(ModelConfig, GemmaLayersAndCapsFromGguf) {
                                          "gemma3");
   EXPECT_EQ(custom.window_of(0), 4);
   EXPECT_EQ(custom.window_of(1), 0);
+  // The per-layer form newer converters write: one flag per layer (8 here).
+  gguf::Array flags{gguf::ValueType::BOOL, {}};
+  for (int l = 0; l < 8; ++l) flags.items.push_back(gguf::Value::boolean(l != 3));
+  const ModelConfig listed = config_with({{"gemma3.attention.sliding_window", gguf::Value::u32(4)},
+                                          {"gemma3.attention.sliding_window_pattern", {gguf::ValueType::ARRAY, flags}}},
+                                         "gemma3");
+  for (int32_t l = 0; l < 8; ++l) EXPECT_EQ(listed.window_of(l), l == 3 ? 0 : 4) << l;
+  flags.items.pop_back();
+  EXPECT_THROW(config_with({{"gemma3.attention.sliding_window_pattern", {gguf::ValueType::ARRAY, flags}}}, "gemma3"),
+               Error);
 }
 
 TEST(ModelConfig, RopeScalingFromGguf) {
