@@ -139,6 +139,10 @@ class Attention {
         for (int32_t g = 0; g < a_.group; ++g) scores[g][j] = dot(q + size_t(g) * size_t(hd_), k, hd_) * a_.scale;
       }
     }
+    if (a_.softcap > 0.0f)
+      for (int32_t j = 0; j < n; ++j)
+        if (krows_[j])
+          for (int32_t g = 0; g < a_.group; ++g) scores[g][j] = a_.softcap * std::tanh(scores[g][j] / a_.softcap);
     if (a_.weights)  // raw scores for now; finish() turns them into weights
       for (int32_t g = 0; g < a_.group; ++g)
         std::copy_n(scores[g], n, a_.weights + size_t(g) * size_t(a_.end - a_.first) + size_t(t0 - a_.first));

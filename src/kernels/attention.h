@@ -59,6 +59,7 @@ struct AttentionQuery {
   int32_t kv_heads = 1;
   int32_t first = 0, end = 0;  // the slots attended: [first, end), end > first
   float scale = 1.0f;          // applied to q.k
+  float softcap = 0.0f;        // > 0: scaled scores become softcap * tanh(score / softcap) (Gemma 2)
   const KeyRotation* rotation = nullptr;  // null: keys are stored rotated
   int32_t min_pos = 0, max_pos = 0;       // with `rotation`: the positions attended
   // Optional, group x (end - first) floats: receives each head's attention

@@ -6,15 +6,23 @@ namespace parley {
 namespace {
 
 // Mixtral is "llama" with {arch}.expert_count.
-constexpr std::array<ArchTraits, 7> kArchs = {{
-    // name    rope style              qk_norm  moe_norm_top_k
-    {"llama", RopeStyle::Interleaved, false, true},
-    {"mistral", RopeStyle::Interleaved, false, true},
-    {"qwen2", RopeStyle::Neox, false, false},
-    {"qwen3", RopeStyle::Neox, true, true},
-    {"qwen2moe", RopeStyle::Neox, false, false},
-    {"qwen3moe", RopeStyle::Neox, true, true},
-    {"olmoe", RopeStyle::Neox, true, false},  // its Q/K norms span whole rows (qk_norm_whole)
+constexpr std::array<ArchTraits, 10> kArchs = {{
+    {.name = "llama", .rope_style = RopeStyle::Interleaved, .qk_norm = false},
+    {.name = "mistral", .rope_style = RopeStyle::Interleaved, .qk_norm = false},
+    {.name = "qwen2", .rope_style = RopeStyle::Neox, .qk_norm = false, .moe_norm_top_k = false},
+    {.name = "qwen3", .rope_style = RopeStyle::Neox, .qk_norm = true},
+    {.name = "qwen2moe", .rope_style = RopeStyle::Neox, .qk_norm = false, .moe_norm_top_k = false},
+    {.name = "qwen3moe", .rope_style = RopeStyle::Neox, .qk_norm = true},
+    // OLMoE's Q/K norms span whole rows (qk_norm_whole, detected from their shape).
+    {.name = "olmoe", .rope_style = RopeStyle::Neox, .qk_norm = true, .moe_norm_top_k = false},
+    // Gemma 2: local (windowed) and global layers alternate, even ones local.
+    {.name = "gemma2", .rope_style = RopeStyle::Neox, .qk_norm = false, .ffn_act = FfnActivation::GeluTanh,
+     .scale_embd = true, .softcap = true, .post_norms = true, .sliding_window_pattern = 2, .sliding_window = 4096},
+    // Gemma 3: five local layers (rope base 10000, unscaled) then a global one.
+    {.name = "gemma3", .rope_style = RopeStyle::Neox, .qk_norm = true, .ffn_act = FfnActivation::GeluTanh,
+     .scale_embd = true, .post_norms = true, .sliding_window_pattern = 6, .rope_base_swa = 10000.0f},
+    // Phi-3, 3.5 and 4-mini: fused tensors, LongRoPE factors when the file has them.
+    {.name = "phi3", .rope_style = RopeStyle::Neox, .qk_norm = false, .fused = true},
 }};
 
 }  // namespace

@@ -5,8 +5,8 @@
 
 namespace parley {
 
-AttentionQuery causal_query(const ModelConfig& c, const float* q, float* att, size_t token, int32_t kv_head,
-                            int32_t pos) {
+AttentionQuery causal_query(const ModelConfig& c, int32_t layer, const float* q, float* att, size_t token,
+                            int32_t kv_head, int32_t pos) {
   const int32_t group = c.n_heads / c.n_kv_heads;
   const size_t offset = token * size_t(c.q_dim()) + size_t(kv_head) * size_t(group) * size_t(c.head_dim);
   AttentionQuery a;
@@ -15,22 +15,25 @@ AttentionQuery causal_query(const ModelConfig& c, const float* q, float* att, si
   a.group = group;
   a.head_dim = c.head_dim;
   a.kv_head = kv_head;
-  a.first = c.sliding_window > 0 ? std::max(0, pos - c.sliding_window + 1) : 0;
+  const int32_t window = c.window_of(layer);
+  a.first = window > 0 ? std::max(0, pos - window + 1) : 0;
   a.end = pos + 1;
-  a.scale = 1.0f / std::sqrt(float(c.head_dim));
+  a.scale = c.attn_scale > 0.0f ? c.attn_scale : 1.0f / std::sqrt(float(c.head_dim));
+  a.softcap = c.attn_softcap;
   return a;
 }
 
 bool tile_attention(const Model& model, int32_t n_tokens) {
   constexpr int32_t kMinTileTokens = 16;
   const ModelConfig& c = model.config();
-  return n_tokens >= kMinTileTokens && c.sliding_window <= 0 && model.packed_bytes() > 0 &&
+  return n_tokens >= kMinTileTokens && c.sliding_window <= 0 && c.attn_softcap <= 0.0f &&
+         model.packed_bytes() > 0 &&
          prefill_attention_fits(c.head_dim);
 }
 
-PrefillAttention prefill_query(const ModelConfig& c, const float* q, float* att, size_t token, int32_t n,
-                               int32_t kv_head, int32_t pos) {
-  const AttentionQuery one = causal_query(c, q, att, token, kv_head, pos);
+PrefillAttention prefill_query(const ModelConfig& c, int32_t layer, const float* q, float* att, size_t token,
+                               int32_t n, int32_t kv_head, int32_t pos) {
+  const AttentionQuery one = causal_query(c, layer, q, att, token, kv_head, pos);
   PrefillAttention p;
   p.q = q + token * size_t(c.q_dim());
   p.out = att + token * size_t(c.q_dim());

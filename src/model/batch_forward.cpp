@@ -6,7 +6,9 @@
 
 #include "kernels/ops.h"
 #include "kernels/quant.h"
+#include "kernels/tanh_ops.h"
 #include "model/attention_query.h"
+#include "model/rope_scaling.h"
 #include "model/token_rows.h"
 #include "util/error.h"
 
@@ -17,6 +19,21 @@ constexpr int32_t kWholeChunk = -1, kTiles = -2;  // Job::token markers
 
 // KeyRotation's callback: RoPE at `pos`, for one head's key.
 void rotate_key(const void* rope, float* key, int32_t pos) { static_cast<const Rope*>(rope)->apply(key, 1, pos); }
+
+// Per-frequency rope divisors: Llama 3's, or LongRoPE's for the context in use.
+const float* rope_factors(const Weights& w, const ModelConfig& c, int32_t context) {
+  const float* longrope = longrope_factors(c, w.rope_long, w.rope_short, context);
+  return longrope ? longrope : w.rope_freqs;
+}
+
+// The rope of windowed layers with their own base (Gemma 3): unscaled.
+ModelConfig local_rope_config(ModelConfig c) {
+  if (c.rope_base_swa > 0.0f) c.rope_base = c.rope_base_swa;
+  c.rope_scale = 1.0f;
+  c.yarn_factor = 0.0f;
+  c.rope_attn_factor = 1.0f;
+  return c;
+}
 
 }  // namespace
 
@@ -29,17 +46,19 @@ BatchForward::BatchForward(const Model& model, ThreadPool& pool, KvCache& cache,
       max_tokens_(max_tokens),
       max_chunks_(max_chunks),
       max_context_(max_context),
-      rope_(c_, model.weights().rope_freqs) {
+      rope_(c_, rope_factors(model.weights(), c_, max_context)),
+      rope_local_(local_rope_config(c_), nullptr) {
   if (max_tokens < 1 || max_chunks < 1 || max_context < 1)
     throw Error("BatchForward: token, chunk and context limits must be positive");
   if (c_.head_dim > kMaxAttentionHeadDim || c_.n_heads / c_.n_kv_heads > kMaxAttentionGroup)
     throw Error("BatchForward: attention shape not supported (head_dim " + std::to_string(c_.head_dim) + ")");
   rope_.prepare(0, max_context);
+  if (c_.rope_base_swa > 0.0f) rope_local_.prepare(0, max_context);
   const size_t t = size_t(max_tokens);
   tok_chunk_.resize(t);
   tok_index_.resize(t);
   chunk_first_.resize(size_t(max_chunks));
-  rotations_.resize(size_t(max_chunks));
+  rotations_.resize(2 * size_t(max_chunks));
   jobs_.reserve(t * size_t(c_.n_kv_heads) + size_t(max_chunks));
   x_.resize(t * size_t(c_.dim));
   xb_.resize(t * size_t(std::max(c_.dim, c_.q_dim())));
@@ -108,7 +127,8 @@ void BatchForward::plan(const BatchChunk* chunks, int32_t n_chunks) {
       tok_chunk_[size_t(n_)] = ci;
       tok_index_[size_t(n_)] = i;
     }
-    rotations_[size_t(ci)] = KeyRotation{c.slot_pos, &rotate_key, &rope_};
+    rotations_[2 * size_t(ci)] = KeyRotation{c.slot_pos, &rotate_key, &rope_};
+    rotations_[2 * size_t(ci) + 1] = KeyRotation{c.slot_pos, &rotate_key, &rope_local_};
     // Heavy-hitter sums are accumulated by one job per chunk: no races.
     if (c.attention_sums) {
       jobs_.push_back({ci, kWholeChunk, -1});
@@ -138,8 +158,10 @@ void BatchForward::embed(const BatchChunk* chunks, int32_t n_chunks) {
   const uint64_t bytes = row_bytes(e.type, uint64_t(c_.dim));
   float* x = x_.data();
   for (int32_t ci = 0; ci < n_chunks; ++ci)
-    for (int32_t i = 0; i < chunks[ci].n; ++i, x += c_.dim)
+    for (int32_t i = 0; i < chunks[ci].n; ++i, x += c_.dim) {
       dequantize_row(e.type, static_cast<const uint8_t*>(e.data) + size_t(chunks[ci].tokens[i]) * bytes, x, c_.dim);
+      if (c_.embd_scale != 1.0f) std::for_each(x, x + c_.dim, [&](float& v) { v *= c_.embd_scale; });
+    }
 }
 
 void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
@@ -153,6 +175,7 @@ void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
   store_kv(l, chunks);
   attention(l, chunks);
   matmul(lw.wo, att_.data(), xb_.data(), n_, pool_);
+  if (lw.post_attn_norm) rmsnorm_rows(pool_, xb_.data(), xb_.data(), lw.post_attn_norm, n_, c_.dim, c_.norm_eps);
   add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
   feed_forward(lw);
 }
@@ -173,8 +196,9 @@ void BatchForward::store_kv(int32_t l, const BatchChunk* chunks) {
         for (int32_t o = 0; o < c_.q_dim(); o += qw) rmsnorm(q + o, q + o, lw.q_norm, qw, c_.norm_eps);
         for (int32_t o = 0; o < kvd; o += kw) rmsnorm(k + o, k + o, lw.k_norm, kw, c_.norm_eps);
       }
-      rope_.apply(q, c_.n_heads, c.pos + i);
-      if (!c.slot_pos) rope_.apply(k, c_.n_kv_heads, c.pos + i);
+      const Rope& rope = rope_of(l);
+      rope.apply(q, c_.n_heads, c.pos + i);
+      if (!c.slot_pos) rope.apply(k, c_.n_kv_heads, c.pos + i);
       const int32_t slot = slot_of(c, i);
       const int32_t block = c.blocks[slot / cache_.block_size()], in_block = slot % cache_.block_size();
       const float* v = v_.data() + size_t(t) * size_t(kvd);
@@ -211,11 +235,11 @@ void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i,
                           float* weights) {
   const size_t t = size_t(chunk_first_[size_t(ci)] + i);
   const PagedKv kv = cache_.layer(l, c.blocks);
-  AttentionQuery a = causal_query(c_, q_.data(), att_.data(), t, kv_head, c.pos + i);
+  AttentionQuery a = causal_query(c_, l, q_.data(), att_.data(), t, kv_head, c.pos + i);
   a.kv_heads = n;
   a.weights = weights;
   if (c.slot_pos) {  // slots by position: the causal range becomes a position range
-    a.rotation = &rotations_[size_t(ci)];
+    a.rotation = &rotations_[2 * size_t(ci) + (&rope_of(l) == &rope_local_ ? 1 : 0)];
     a.min_pos = a.first;
     a.max_pos = a.end - 1;
     a.first = 0;
@@ -227,7 +251,7 @@ void BatchForward::attend(int32_t l, const BatchChunk& c, int32_t ci, int32_t i,
 // Every token of chunk `ci` for the query heads of one KV head, in bf16 tiles.
 void BatchForward::attend_tiles(int32_t l, const BatchChunk& c, int32_t ci, int32_t kv_head) {
   const size_t t = size_t(chunk_first_[size_t(ci)]);
-  prefill_attention(cache_.layer(l, c.blocks), prefill_query(c_, q_.data(), att_.data(), t, c.n, kv_head, c.pos));
+  prefill_attention(cache_.layer(l, c.blocks), prefill_query(c_, l, q_.data(), att_.data(), t, c.n, kv_head, c.pos));
 }
 
 // Every token and head of a chunk, adding the attention weights each slot
@@ -249,8 +273,10 @@ void BatchForward::feed_forward(const LayerWeights& lw) {
   }
   const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
   matmul_shared(gate_up, xb_.data(), n_, pool_);
-  swiglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
+  if (c_.ffn_act == FfnActivation::GeluTanh) geglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
+  else swiglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
   matmul(lw.w_down, gate_.data(), xb_.data(), n_, pool_);
+  if (lw.post_ffn_norm) rmsnorm_rows(pool_, xb_.data(), xb_.data(), lw.post_ffn_norm, n_, c_.dim, c_.norm_eps);
   add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
 }
 
@@ -289,6 +315,7 @@ const float* BatchForward::logits(const BatchChunk* chunks, int32_t n_chunks) {
   }
   if (size_t(rows) * size_t(c_.vocab_size) > logits_.size()) logits_.resize(size_t(rows) * size_t(c_.vocab_size));
   if (rows > 0) matmul(model_.weights().output, xb_.data(), logits_.data(), rows, pool_);
+  if (c_.final_softcap > 0.0f) softcap(logits_.data(), int64_t(rows) * c_.vocab_size, c_.final_softcap);
   return logits_.data();
 }
 

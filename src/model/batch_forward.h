@@ -88,10 +88,14 @@ class BatchForward {
   ThreadPool& pool_;
   KvCache& cache_;
   int32_t max_tokens_, max_chunks_, max_context_;
-  Rope rope_;  // prepared once for every position
+  Rope rope_;        // prepared once for every position
+  Rope rope_local_;  // windowed layers' own rope (Gemma 3), else unused
+  const Rope& rope_of(int32_t l) const {
+    return c_.rope_base_swa > 0.0f && c_.window_of(l) > 0 ? rope_local_ : rope_;
+  }
   int32_t n_ = 0;  // tokens in the current step
   std::vector<int32_t> tok_chunk_, tok_index_, chunk_first_;
-  std::vector<KeyRotation> rotations_;
+  std::vector<KeyRotation> rotations_;  // [chunk][global, local]
   std::vector<Job> jobs_;
   std::atomic<int32_t> next_job_{0};
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, logits_;

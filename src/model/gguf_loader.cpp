@@ -1,6 +1,8 @@
 // Model::load_gguf: binds GGUF tensors (llama.cpp naming) to the weights of
 // the one forward pass, checking every shape against the configuration.
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "kernels/quant.h"
 #include "model/model.h"
@@ -52,6 +54,20 @@ class Binder {
 
   static MatrixView view(const gguf::TensorInfo& t) {
     return MatrixView{t.type, int64_t(t.dims[1]), int64_t(t.dims[0]), t.data};
+  }
+
+  // A fused tensor's consecutive row ranges as matrices of their own, in the
+  // mapped file (no copy): Phi-3's attn_qkv and gate/up ffn_up.
+  void split(const std::string& name, uint64_t cols, std::initializer_list<std::pair<MatrixView*, uint64_t>> parts) {
+    uint64_t rows = 0;
+    for (const auto& part : parts) rows += part.second;
+    const MatrixView whole = matrix(name, cols, rows);
+    const uint64_t bytes = row_bytes(whole.type, cols);
+    uint64_t first = 0;
+    for (const auto& [out, n] : parts) {
+      *out = MatrixView{whole.type, int64_t(n), int64_t(cols), static_cast<const uint8_t*>(whole.data) + first * bytes};
+      first += n;
+    }
   }
 
   const float* vector(const std::string& name, uint64_t n) { return to_floats(require(name, {n})); }
@@ -108,6 +124,8 @@ void Model::load_gguf(const std::string& path) {
   c.tied_output = b.find("output.weight") == nullptr;
   weights_.output = c.tied_output ? weights_.token_embd : b.matrix("output.weight", uint64_t(c.dim), uint64_t(c.vocab_size));
   weights_.rope_freqs = b.optional_vector("rope_freqs.weight", uint64_t(c.rope_dim / 2));
+  weights_.rope_long = b.optional_vector("rope_factors_long.weight", uint64_t(c.rope_dim / 2));
+  weights_.rope_short = b.optional_vector("rope_factors_short.weight", uint64_t(c.rope_dim / 2));
 
   c.qkv_bias = b.find("blk.0.attn_q.bias") != nullptr;
   const uint64_t dim = uint64_t(c.dim), qd = uint64_t(c.q_dim()), kvd = uint64_t(c.kv_dim()),
@@ -118,9 +136,13 @@ void Model::load_gguf(const std::string& path) {
     const std::string p = "blk." + std::to_string(l) + ".";
     LayerWeights L;
     L.attn_norm = b.vector(p + "attn_norm.weight", dim);
-    L.wq = b.matrix(p + "attn_q.weight", dim, qd);
-    L.wk = b.matrix(p + "attn_k.weight", dim, kvd);
-    L.wv = b.matrix(p + "attn_v.weight", dim, kvd);
+    if (c.fused) {
+      b.split(p + "attn_qkv.weight", dim, {{&L.wq, qd}, {&L.wk, kvd}, {&L.wv, kvd}});
+    } else {
+      L.wq = b.matrix(p + "attn_q.weight", dim, qd);
+      L.wk = b.matrix(p + "attn_k.weight", dim, kvd);
+      L.wv = b.matrix(p + "attn_v.weight", dim, kvd);
+    }
     L.wo = b.matrix(p + "attn_output.weight", qd, dim);
     if (c.qkv_bias) {
       L.bq = b.vector(p + "attn_q.bias", qd);
@@ -135,9 +157,17 @@ void Model::load_gguf(const std::string& path) {
     if (c.moe.enabled()) {
       L.moe = bind_moe(b, c, p);
     } else {
-      L.w_gate = b.matrix(p + "ffn_gate.weight", dim, ffn);
-      L.w_up = b.matrix(p + "ffn_up.weight", dim, ffn);
+      if (c.fused) {
+        b.split(p + "ffn_up.weight", dim, {{&L.w_gate, ffn}, {&L.w_up, ffn}});
+      } else {
+        L.w_gate = b.matrix(p + "ffn_gate.weight", dim, ffn);
+        L.w_up = b.matrix(p + "ffn_up.weight", dim, ffn);
+      }
       L.w_down = b.matrix(p + "ffn_down.weight", ffn, dim);
+    }
+    if (c.post_norms) {
+      L.post_attn_norm = b.vector(p + "post_attention_norm.weight", dim);
+      L.post_ffn_norm = b.vector(p + "post_ffw_norm.weight", dim);
     }
     weights_.layers.push_back(std::move(L));
   }

@@ -17,6 +17,8 @@ struct Preset {
   const char* name;
   const char* arch;
   int32_t dim, n_layers, n_heads, n_kv_heads, ffn_dim, vocab_size, context_length;
+  int32_t head_dim = 0;                // 0: dim / n_heads
+  int32_t n_experts = 0, n_used = 0;   // mixture of experts: the block FFN is n_experts experts of ffn_dim
 };
 
 constexpr Preset kPresets[] = {
@@ -27,20 +29,48 @@ constexpr Preset kPresets[] = {
     {"mistral-7b", "mistral", 4096, 32, 32, 8, 14336, 32000, 32768},
     {"qwen2-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768},
     {"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 3072, 151936, 40960},
+    {"gemma2-2b", "gemma2", 2304, 26, 8, 4, 9216, 256000, 8192, 256},
+    {"gemma3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 256},
+    {"phi3-mini", "phi3", 3072, 32, 32, 32, 8192, 32064, 131072},
+    {"mixtral-8x7b", "mixtral", 4096, 32, 32, 8, 14336, 32000, 32768, 128, 8, 2},
+    {"qwen3moe-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 768, 151936, 40960, 128, 128, 8},
+    {"olmoe-1b-7b", "olmoe", 2048, 16, 16, 16, 1024, 50304, 4096, 128, 64, 8},
 };
 
-// Mixture-of-experts shapes: the block FFN is n_experts experts of ffn_dim.
-struct MoePreset {
-  const char* name;
-  const char* arch;
-  int32_t dim, n_layers, n_heads, n_kv_heads, head_dim, ffn_dim, vocab_size, context_length, n_experts, n_used;
-};
+bool is_gemma(const std::string& arch) { return arch == "gemma2" || arch == "gemma3"; }
 
-constexpr MoePreset kMoePresets[] = {
-    {"mixtral-8x7b", "mixtral", 4096, 32, 32, 8, 128, 14336, 32000, 32768, 8, 2},
-    {"qwen3moe-30b-a3b", "qwen3moe", 2048, 48, 32, 4, 128, 768, 151936, 40960, 128, 8},
-    {"olmoe-1b-7b", "olmoe", 2048, 16, 16, 16, 128, 1024, 50304, 4096, 64, 8},
-};
+// Gemma 2's soft-caps, as its converter writes them (Gemma 3 has none).
+void gemma_metadata(const MkModelSpec& s, gguf::Writer& w) {
+  const std::string a = s.arch + ".";
+  if (s.arch == "gemma2") {
+    w.set(a + "attn_logit_softcapping", gguf::Value::f32(s.attn_softcap));
+    w.set(a + "final_logit_softcapping", gguf::Value::f32(s.final_softcap));
+  }
+}
+
+// Rope scaling keys beyond linear: YaRN's, or Phi-3's LongRoPE (the
+// converter's attention factor sqrt(1 + ln(scale) / ln(original context))).
+void rope_scaling_metadata(const MkModelSpec& s, const std::string& arch, gguf::Writer& w) {
+  const std::string a = arch + ".";
+  if (s.yarn_factor > 0.0f) {
+    w.set(a + "rope.scaling.type", gguf::Value::str("yarn"));
+    w.set(a + "rope.scaling.factor", gguf::Value::f32(s.yarn_factor));
+    w.set(a + "rope.scaling.original_context_length", gguf::Value::u32(uint32_t(s.original_context)));
+  } else if (arch == "phi3" && s.original_context < s.context_length) {
+    const double scale = double(s.context_length) / s.original_context;
+    w.set(a + "rope.scaling.attn_factor",
+          gguf::Value::f32(float(std::sqrt(1.0 + std::log(scale) / std::log(double(s.original_context))))));
+    w.set(a + "rope.scaling.original_context_length", gguf::Value::u32(uint32_t(s.original_context)));
+  }
+}
+
+// LongRoPE divisors: short ones near 1, long ones rising to the context ratio.
+std::vector<float> longrope_factors(const MkModelSpec& s, bool long_context) {
+  std::vector<float> f(size_t(s.rope_dim / 2));
+  const double top = long_context ? double(s.context_length) / s.original_context : 1.1;
+  for (size_t i = 0; i < f.size(); ++i) f[i] = float(1.0 + (top - 1.0) * double(i) / double(f.size()));
+  return f;
+}
 
 // Seeded values with a portable uniform conversion (identical on every libstdc++).
 class Random {
@@ -158,22 +188,6 @@ void copy_vocab(const MkModelSpec& s, gguf::Writer& w, int32_t& vocab_size) {
 }  // namespace
 
 bool apply_preset(const std::string& preset, MkModelSpec& s) {
-  for (const auto& p : kMoePresets) {
-    if (preset != p.name) continue;
-    s.arch = p.arch;
-    s.dim = p.dim;
-    s.n_layers = p.n_layers;
-    s.n_heads = p.n_heads;
-    s.n_kv_heads = p.n_kv_heads;
-    s.head_dim = p.head_dim;
-    s.ffn_dim = p.ffn_dim;
-    s.vocab_size = p.vocab_size;
-    s.context_length = p.context_length;
-    s.n_experts = p.n_experts;
-    s.n_experts_used = p.n_used;
-    if (s.name.empty()) s.name = p.name;
-    return true;
-  }
   for (const auto& p : kPresets) {
     if (preset != p.name) continue;
     s.arch = p.arch;
@@ -184,6 +198,9 @@ bool apply_preset(const std::string& preset, MkModelSpec& s) {
     s.ffn_dim = p.ffn_dim;
     s.vocab_size = p.vocab_size;
     s.context_length = p.context_length;
+    s.head_dim = p.head_dim;
+    s.n_experts = p.n_experts;
+    s.n_experts_used = p.n_used;
     if (s.name.empty()) s.name = p.name;
     return true;
   }
@@ -193,7 +210,6 @@ bool apply_preset(const std::string& preset, MkModelSpec& s) {
 std::string preset_names() {
   std::string out;
   for (const auto& p : kPresets) out += std::string(out.empty() ? "" : ", ") + p.name;
-  for (const auto& p : kMoePresets) out += std::string(", ") + p.name;
   return out;
 }
 
@@ -203,9 +219,10 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   const bool moe_arch = s.arch == "mixtral" || s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "olmoe";
   const std::string arch =
       (s.arch == "llama3" || s.arch == "tinyllama" || s.arch == "mistral" || s.arch == "mixtral") ? "llama" : s.arch;
-  if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && !moe_arch)
+  if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && !is_gemma(arch) && arch != "phi3" && !moe_arch)
     throw Error("mkmodel: unknown architecture '" + s.arch +
-                "' (llama, llama3, tinyllama, mistral, qwen2, qwen3, mixtral, qwen2moe, qwen3moe, olmoe)");
+                "' (llama, llama3, tinyllama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral, qwen2moe, "
+                "qwen3moe, olmoe)");
   if (moe_arch && s.n_experts == 0) s.n_experts = 8;
   if (s.n_experts > 0 && s.n_experts_used == 0) s.n_experts_used = std::min(2, s.n_experts);
   if (s.n_experts < 0 || s.n_experts_used > s.n_experts)
@@ -213,15 +230,21 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
                 std::to_string(s.n_experts) + ")");
   if (s.n_kv_heads == 0) s.n_kv_heads = s.n_heads;
   if (s.head_dim == 0) s.head_dim = s.n_heads > 0 ? s.dim / s.n_heads : 0;
+  if (s.rope_dim == 0) s.rope_dim = s.head_dim;
   if (s.ffn_dim == 0) s.ffn_dim = (s.dim * 8 / 3 + 31) / 32 * 32;
   if (s.arch == "qwen2moe" && s.shared_expert_ffn == 0) s.shared_expert_ffn = 4 * s.ffn_dim;
   if (s.arch == "mistral" && s.sliding_window == 0) s.sliding_window = 4096;
-  if (s.dim <= 0 || s.n_layers <= 0 || s.n_heads <= 0 || s.head_dim <= 0 || s.n_heads % s.n_kv_heads != 0 ||
-      s.head_dim % 2 != 0)
-    throw Error("mkmodel: inconsistent shape (dim, layers, heads, kv heads, head dim)");
+  if (s.arch == "gemma2" && s.sliding_window == 0) s.sliding_window = 4096;
+  if (s.arch == "gemma3" && s.sliding_window == 0) s.sliding_window = 512;
+  if (is_gemma(arch)) s.tied_output = true;  // Gemma has no output.weight
+  if (s.original_context == 0) s.original_context = std::min(4096, s.context_length);
+  if (s.dim <= 0 || s.n_layers <= 0 || s.n_heads <= 0 || s.head_dim <= 0 || s.rope_dim <= 0 ||
+      s.n_heads % s.n_kv_heads != 0 || s.head_dim % 2 != 0 || s.rope_dim % 2 != 0 || s.rope_dim > s.head_dim)
+    throw Error("mkmodel: inconsistent shape (dim, layers, heads, kv heads, head dim, rope dim)");
 
   gguf::Writer w;
-  const double rope_base = llama3 ? 500000.0 : (arch == "llama" ? 10000.0 : 1000000.0);
+  const double rope_base =
+      llama3 ? 500000.0 : (arch == "llama" || arch == "gemma2" || arch == "phi3" ? 10000.0 : 1000000.0);
   const std::string a = arch + ".";
   w.set("general.architecture", gguf::Value::str(arch));
   w.set("general.name", gguf::Value::str(s.name.empty() ? "parley-mkmodel-" + s.arch : s.name));
@@ -236,7 +259,8 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(s.head_dim)));
   w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(arch == "llama" ? 1e-5f : 1e-6f));
   w.set(a + "rope.freq_base", gguf::Value::f32(float(rope_base)));
-  w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.head_dim)));
+  w.set(a + "rope.dimension_count", gguf::Value::u32(uint32_t(s.rope_dim)));
+  rope_scaling_metadata(s, arch, w);
   if (s.sliding_window > 0) w.set(a + "attention.sliding_window", gguf::Value::u32(uint32_t(s.sliding_window)));
   if (s.n_experts > 0) {
     w.set(a + "expert_count", gguf::Value::u32(uint32_t(s.n_experts)));
@@ -246,6 +270,7 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
     if (s.shared_expert_ffn > 0)
       w.set(a + "expert_shared_feed_forward_length", gguf::Value::u32(uint32_t(s.shared_expert_ffn)));
   }
+  gemma_metadata(s, w);
   int32_t vocab = s.vocab_size;
   copy_vocab(s, w, vocab);
   if (!s.chat_template.empty()) w.set("tokenizer.chat_template", gguf::Value::str(s.chat_template));
@@ -256,20 +281,28 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
   m.matrix("token_embd.weight", dim, uint64_t(vocab));
   m.vector("output_norm.weight", dim, 1.0f, 0.1f);
   if (!s.tied_output) m.matrix("output.weight", dim, uint64_t(vocab));
-  if (llama3) m.raw_vector("rope_freqs.weight", llama3_rope_freqs(s.head_dim, rope_base));
+  if (llama3) m.raw_vector("rope_freqs.weight", llama3_rope_freqs(s.rope_dim, rope_base));
+  if (arch == "phi3" && s.yarn_factor == 0.0f && s.original_context < s.context_length) {
+    m.raw_vector("rope_factors_long.weight", longrope_factors(s, true));
+    m.raw_vector("rope_factors_short.weight", longrope_factors(s, false));
+  }
   for (int32_t l = 0; l < s.n_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     m.vector(p + "attn_norm.weight", dim, 1.0f, 0.1f);
-    m.matrix(p + "attn_q.weight", dim, qd);
-    m.matrix(p + "attn_k.weight", dim, kvd);
-    m.matrix(p + "attn_v.weight", dim, kvd);
+    if (arch == "phi3") {
+      m.matrix(p + "attn_qkv.weight", dim, qd + 2 * kvd);
+    } else {
+      m.matrix(p + "attn_q.weight", dim, qd);
+      m.matrix(p + "attn_k.weight", dim, kvd);
+      m.matrix(p + "attn_v.weight", dim, kvd);
+    }
     m.matrix(p + "attn_output.weight", qd, dim);
     if (arch == "qwen2" || arch == "qwen2moe") {
       m.vector(p + "attn_q.bias", qd, 0.0f, 0.1f);
       m.vector(p + "attn_k.bias", kvd, 0.0f, 0.1f);
       m.vector(p + "attn_v.bias", kvd, 0.0f, 0.1f);
     }
-    if (arch == "qwen3" || arch == "qwen3moe") {
+    if (arch == "qwen3" || arch == "qwen3moe" || arch == "gemma3") {
       m.vector(p + "attn_q_norm.weight", hd, 1.0f, 0.1f);
       m.vector(p + "attn_k_norm.weight", hd, 1.0f, 0.1f);
     }
@@ -292,9 +325,17 @@ void write_random_model(const MkModelSpec& spec, const std::string& out_path) {
       }
       continue;
     }
-    m.matrix(p + "ffn_gate.weight", dim, ffn);
-    m.matrix(p + "ffn_up.weight", dim, ffn);
+    if (arch == "phi3") {
+      m.matrix(p + "ffn_up.weight", dim, 2 * ffn);  // gate rows, then up rows
+    } else {
+      m.matrix(p + "ffn_gate.weight", dim, ffn);
+      m.matrix(p + "ffn_up.weight", dim, ffn);
+    }
     m.matrix(p + "ffn_down.weight", ffn, dim);
+    if (is_gemma(arch)) {
+      m.vector(p + "post_attention_norm.weight", dim, 1.0f, 0.1f);
+      m.vector(p + "post_ffw_norm.weight", dim, 1.0f, 0.1f);
+    }
   }
   w.write(out_path);
 }

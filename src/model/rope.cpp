@@ -3,17 +3,15 @@
 #include <cmath>
 
 #include "kernels/ops.h"
+#include "model/rope_scaling.h"
 
 namespace parley {
 
 Rope::Rope(const ModelConfig& c, const float* rope_freqs)
     : head_dim_(c.head_dim), rope_dim_(c.rope_dim), style_(c.rope_style), scale_(c.rope_scale) {
-  const int32_t half = rope_dim_ / 2;
-  inv_freq_.resize(size_t(half));
-  for (int32_t i = 0; i < half; ++i) {
-    inv_freq_[size_t(i)] = std::pow(double(c.rope_base), -2.0 * i / rope_dim_);
-    if (rope_freqs) inv_freq_[size_t(i)] /= double(rope_freqs[i]);
-  }
+  RopeFrequencies f = rope_frequencies(c, rope_freqs);
+  inv_freq_ = std::move(f.inv_freq);
+  mscale_ = f.mscale;
 }
 
 void Rope::prepare(int32_t pos, int32_t n) {
@@ -24,8 +22,8 @@ void Rope::prepare(int32_t pos, int32_t n) {
     const double p = double(pos + t) / double(scale_);
     for (size_t i = 0; i < half; ++i) {
       const double theta = p * inv_freq_[i];
-      cos_[size_t(t) * half + i] = float(std::cos(theta));
-      sin_[size_t(t) * half + i] = float(std::sin(theta));
+      cos_[size_t(t) * half + i] = float(std::cos(theta) * mscale_);
+      sin_[size_t(t) * half + i] = float(std::sin(theta) * mscale_);
     }
   }
 }

@@ -9,7 +9,7 @@ namespace parley {
 
 class Rope {
  public:
-  // rope_freqs: optional per-frequency divisors (Llama 3 scaling), rope_dim/2 of them.
+  // rope_freqs: optional per-frequency divisors (Llama 3 scaling, LongRoPE), rope_dim/2 of them.
   Rope(const ModelConfig& c, const float* rope_freqs);
   // Fills the cos/sin tables for n positions starting at `pos`.
   void prepare(int32_t pos, int32_t n);
@@ -21,6 +21,7 @@ class Rope {
   RopeStyle style_;
   float scale_;
   std::vector<double> inv_freq_;
+  double mscale_;  // magnitude of cos/sin (LongRoPE's and YaRN's attention factor)
   std::vector<float> cos_, sin_;  // [token][rope_dim / 2]
 };
 

@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "kernels/ops.h"
+#include "kernels/tanh_ops.h"
 
 namespace parley {
 namespace {
@@ -44,6 +45,11 @@ void add_bias_rows(ThreadPool& pool, float* y, const float* bias, int32_t n, int
 void swiglu_rows(ThreadPool& pool, float* gate, const float* up, int32_t n, int32_t width) {
   const size_t w = size_t(width);
   for_rows(pool, n, [&](size_t t) { swiglu(gate + t * w, up + t * w, width); });
+}
+
+void geglu_rows(ThreadPool& pool, float* gate, const float* up, int32_t n, int32_t width) {
+  const size_t w = size_t(width);
+  for_rows(pool, n, [&](size_t t) { geglu(gate + t * w, up + t * w, width); });
 }
 
 }  // namespace parley

@@ -20,6 +20,8 @@ struct LayerWeights {
   const float* ffn_norm = nullptr;
   MatrixView w_gate, w_up, w_down;  // dense FFN, else empty
   MoeWeights moe;                   // mixture-of-experts FFN (config.moe), else empty
+  const float* post_attn_norm = nullptr;  // norms of the attention and FFN outputs (Gemma 2/3), else null
+  const float* post_ffn_norm = nullptr;
 };
 
 struct Weights {
@@ -27,6 +29,8 @@ struct Weights {
   const float* output_norm = nullptr;
   MatrixView output;      // == token_embd when tied
   const float* rope_freqs = nullptr;  // Llama 3 per-frequency divisors, or null
+  const float* rope_long = nullptr;   // LongRoPE divisors past / within the original context (Phi-3), or null
+  const float* rope_short = nullptr;
   std::vector<LayerWeights> layers;
   std::vector<std::vector<float>> owned;  // storage of the float vectors above
 

@@ -145,6 +145,24 @@ TEST(Cli, MkmodelMixtureOfExperts) {
   std::filesystem::remove(base + "-q8.gguf");
 }
 
+// --layers cuts a preset down, keeping its other shapes; every family generates.
+TEST(Cli, MkmodelPresetCutDownByLayers) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("parley-cli-cut-" + std::to_string(::getpid()) + ".gguf")).string();
+  const auto mk = run("mkmodel --preset llama-110m --layers 1 --type q4_0 -o " + path);
+  ASSERT_EQ(mk.status, 0) << mk.err;
+  const auto info = run("info " + path);
+  EXPECT_NE(info.out.find("dim 768, layers 1, heads 12"), std::string::npos) << info.out;
+  for (const char* arch : {"gemma2", "gemma3", "phi3"}) {
+    const auto small =
+        run(std::string("mkmodel --arch ") + arch + " --dim 64 --layers 2 --heads 4 --type q8_0 -o " + path);
+    ASSERT_EQ(small.status, 0) << small.err;
+    const auto gen = run("generate -m " + path + " -p 'hi' -n 5 --ids --temp 0");
+    EXPECT_EQ(gen.status, 0) << arch << ": " << gen.err;
+  }
+  std::filesystem::remove(path);
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

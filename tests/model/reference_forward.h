@@ -7,8 +7,11 @@
 
 namespace parley::testing {
 
-// Logits (vocab floats) after each of `tokens`, for a llama / qwen2 / qwen3 GGUF
-// and the mixture-of-experts ones (Mixtral, qwen2moe, qwen3moe, olmoe).
-std::vector<std::vector<double>> reference_logits(const std::string& gguf_path, const std::vector<int>& tokens);
+// Logits (vocab floats) after each of `tokens`, for a llama / qwen2 / qwen3 /
+// gemma2 / gemma3 / phi3 GGUF and the mixture-of-experts ones (Mixtral,
+// qwen2moe, qwen3moe, olmoe), run with a context of `context` tokens (0: the
+// file's training context; it picks Phi-3's long or short rope factors).
+std::vector<std::vector<double>> reference_logits(const std::string& gguf_path, const std::vector<int>& tokens,
+                                                  int context = 0);
 
 }  // namespace parley::testing

@@ -150,16 +150,31 @@ MkModelSpec spec(const char* arch, int32_t n_kv_heads, int32_t head_dim) {
 TEST(BatchForward, MatchesForwardOnEveryArchitecture) {
   auto mistral = spec("mistral", 2, 0);
   mistral.sliding_window = 8;  // crossed by the longer sequences
+  auto gemma2 = spec("gemma2", 2, 64);
+  gemma2.sliding_window = 8;
+  gemma2.attn_softcap = 1.0f;
+  gemma2.final_softcap = 2.0f;
+  auto gemma3 = spec("gemma3", 2, 64);
+  gemma3.sliding_window = 8;
+  gemma3.n_layers = 6;  // five local layers (their own rope base) and a global one
+  auto phi3 = spec("phi3", 2, 64);
+  phi3.original_context = 64;  // LongRoPE's long factors and attention factor
+  auto yarn = spec("qwen2", 2, 0);
+  yarn.yarn_factor = 4.0f;
+  yarn.original_context = 32;
   const std::pair<const char*, MkModelSpec> cases[] = {
       {"llama3", spec("llama3", 2, 0)}, {"mistral", mistral}, {"qwen2", spec("qwen2", 2, 0)},
-      {"qwen3", spec("qwen3", 2, 64)}};
+      {"qwen3", spec("qwen3", 2, 64)}, {"gemma2", gemma2}, {"gemma3", gemma3}, {"phi3", phi3}, {"qwen2_yarn", yarn}};
   for (const auto& [name, s] : cases) {
     SCOPED_TRACE(name);
     const std::string path = temp_path(std::string(name) + ".gguf");
     write_random_model(s, path);
     auto model = Model::load(path);
     expect_matches_forward(*model, DType::F32, false, 1e-4);
-    if (s.arch == "qwen3") expect_matches_forward(*model, DType::Q8_0, false, 5e-2);  // head_dim 64
+    if (s.head_dim == 64) expect_matches_forward(*model, DType::Q8_0, false, 5e-2);
+    // Keys rotated at read: each layer's rope (local or global) for its keys.
+    if (s.arch == "gemma3" || s.arch == "phi3" || s.yarn_factor > 0.0f)
+      expect_matches_forward(*model, DType::F32, true, 1e-4);
     std::filesystem::remove(path);
   }
 }

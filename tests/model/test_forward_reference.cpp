@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <ostream>
 
 #include "kernels/thread_pool.h"
 #include "model/sequence_forward.h"
@@ -22,6 +23,9 @@ struct ArchCase {
   const char* name;
   MkModelSpec spec;
 };
+
+// Failure messages name the case rather than dumping its bytes.
+void PrintTo(const ArchCase& c, std::ostream* os) { *os << c.name; }
 
 MkModelSpec base_spec(const char* arch) {
   MkModelSpec s;
@@ -76,6 +80,34 @@ std::vector<ArchCase> arch_cases() {
   qwen3.n_kv_heads = 2;
   qwen3.head_dim = 32;  // q_dim 128 != dim 64, as in real Qwen3 models
   cases.push_back({"qwen3", qwen3});
+  auto gemma2 = base_spec("gemma2");
+  gemma2.n_kv_heads = 2;
+  gemma2.head_dim = 32;
+  gemma2.sliding_window = 8;  // on even layers
+  gemma2.attn_softcap = 1.0f;  // small caps, so that capping moves the logits
+  gemma2.final_softcap = 2.0f;
+  cases.push_back({"gemma2", gemma2});
+  auto gemma3 = base_spec("gemma3");
+  gemma3.n_layers = 7;  // five local layers, a global one, a local one
+  gemma3.n_kv_heads = 1;
+  gemma3.head_dim = 32;
+  gemma3.sliding_window = 8;
+  cases.push_back({"gemma3", gemma3});
+  auto phi3 = base_spec("phi3");  // Phi-3.5-mini-like: LongRoPE, long factors at the full context
+  phi3.original_context = 128;
+  cases.push_back({"phi3", phi3});
+  auto phi4 = base_spec("phi3");  // Phi-4-mini-like: partial rotary, GQA, tied output
+  phi4.n_kv_heads = 2;
+  phi4.head_dim = 32;
+  phi4.rope_dim = 24;
+  phi4.tied_output = true;
+  phi4.original_context = 128;
+  cases.push_back({"phi4", phi4});
+  auto yarn = base_spec("qwen2");  // Qwen2.5 long context
+  yarn.n_kv_heads = 2;
+  yarn.yarn_factor = 4.0f;
+  yarn.original_context = 64;
+  cases.push_back({"qwen2_yarn", yarn});
   for (ArchCase c : moe_cases()) cases.push_back(c);
   return cases;
 }
@@ -95,12 +127,13 @@ double max_relative_error(const float* got, const std::vector<double>& want) {
   return max_err / max_abs;
 }
 
-void expect_matches_reference(const std::string& path, double tolerance, int threads) {
+// context: the pass's context (0: the model's training context).
+void expect_matches_reference(const std::string& path, double tolerance, int threads, int32_t context = 0) {
   auto model = Model::load(path);
   ThreadPool pool(threads);
   for (const auto& p : prompts()) {
-    const auto want = testing::reference_logits(path, p);
-    SequenceForward fwd(*model, pool);
+    const auto want = testing::reference_logits(path, p, context);
+    SequenceForward fwd(*model, pool, context);
     std::vector<float> got(p.size() * size_t(model->config().vocab_size));
     // Evaluate in two calls so the second part attends to cached K/V.
     const int32_t split = int32_t(p.size()) / 2;
@@ -119,6 +152,8 @@ TEST_P(ArchTest, F32LogitsMatchFloat64Reference) {
   write_random_model(GetParam().spec, path);
   expect_matches_reference(path, 1e-4, 1);
   expect_matches_reference(path, 1e-4, 2);
+  // Within the original context, LongRoPE takes its short factors.
+  if (GetParam().spec.arch == "phi3") expect_matches_reference(path, 1e-4, 2, 100);
   std::filesystem::remove(path);
 }
 
@@ -156,6 +191,28 @@ TEST(QuantizedForward, MixtureOfExpertsQ8_0MatchesReference) {
     const std::string path = temp_path(std::string(c.name) + "-q8_0.gguf");
     write_random_model(c.spec, path);
     SCOPED_TRACE(c.name);
+    expect_matches_reference(path, 5e-2, 2);
+    std::filesystem::remove(path);
+  }
+}
+
+// The families' own steps (soft-caps, GeGLU, post-norms, local layers) on
+// quantized weights too.
+TEST(QuantizedForward, NewFamiliesMatchReference) {
+  for (const char* arch : {"gemma2", "gemma3", "phi3"}) {
+    auto spec = base_spec(arch);
+    spec.dim = 256;
+    spec.n_layers = 6;
+    spec.n_kv_heads = 2;
+    spec.head_dim = 64;
+    spec.ffn_dim = 512;
+    spec.sliding_window = 8;
+    spec.attn_softcap = 1.0f;
+    spec.final_softcap = 2.0f;
+    spec.type = DType::Q8_0;
+    const std::string path = temp_path(std::string(arch) + "-q8_0.gguf");
+    write_random_model(spec, path);
+    SCOPED_TRACE(arch);
     expect_matches_reference(path, 5e-2, 2);
     std::filesystem::remove(path);
   }

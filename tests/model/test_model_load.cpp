@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -194,31 +195,143 @@ ModelConfig config_with(const std::vector<std::pair<std::string, gguf::Value>>& 
   return c;
 }
 
+// Gemma 2's required soft-cap keys.
+std::vector<std::pair<std::string, gguf::Value>> softcaps(const std::string& arch) {
+  return {{arch + ".attn_logit_softcapping", gguf::Value::f32(50.0f)},
+          {arch + ".final_logit_softcapping", gguf::Value::f32(30.0f)}};
+}
+
 TEST(ModelConfig, EachFamilyTakesItsRowOfTraits) {
   for (const ArchTraits& a : supported_archs()) {
-    const ModelConfig c = config_with({}, std::string(a.name));
+    const std::string arch(a.name);
+    const ModelConfig c = config_with(a.softcap ? softcaps(arch) : std::vector<std::pair<std::string, gguf::Value>>{},
+                                      arch);
     EXPECT_EQ(c.rope_style, a.rope_style) << a.name;
     EXPECT_EQ(c.qk_norm, a.qk_norm) << a.name;
+    EXPECT_EQ(c.ffn_act, a.ffn_act) << a.name;
+    EXPECT_EQ(c.post_norms, a.post_norms) << a.name;
+    EXPECT_EQ(c.sliding_window_pattern, a.sliding_window_pattern) << a.name;
+    EXPECT_EQ(c.embd_scale, a.scale_embd ? std::sqrt(8.0f) : 1.0f) << a.name;
   }
   EXPECT_EQ(config_with({}, "llama").rope_style, RopeStyle::Interleaved);
   EXPECT_EQ(config_with({}, "qwen2").rope_style, RopeStyle::Neox);
   EXPECT_TRUE(config_with({}, "qwen3").qk_norm);
   try {
-    config_with({}, "gemma2");
+    config_with({}, "falcon");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("'gemma2' is not supported (expected llama, mistral, qwen2, qwen3, qwen2moe, qwen3moe or olmoe)"),
+    EXPECT_NE(std::string(e.what()).find("'falcon' is not supported (expected llama, mistral, qwen2, qwen3, qwen2moe, "
+                                         "qwen3moe, olmoe, gemma2, gemma3 or phi3)"),
               std::string::npos)
         << e.what();
   }
 }
 
-TEST(ModelConfig, PoolingTypeFromGguf) {
-  EXPECT_EQ(config_with({}).pooling, Pooling::None);
-  EXPECT_EQ(config_with({{"llama.pooling_type", gguf::Value::u32(1)}}).pooling, Pooling::Mean);
-  EXPECT_EQ(config_with({{"llama.pooling_type", gguf::Value::u32(2)}}).pooling, Pooling::Cls);
-  EXPECT_EQ(config_with({{"llama.pooling_type", gguf::Value::u32(3)}}).pooling, Pooling::Last);
-  EXPECT_THROW(config_with({{"llama.pooling_type", gguf::Value::u32(4)}}), Error);  // rank: rerankers
+TEST(ModelConfig, GemmaLayersAndCapsFromGguf) {
+  const ModelConfig g2 = config_with(softcaps("gemma2"), "gemma2");
+  EXPECT_EQ(g2.attn_softcap, 50.0f);
+  EXPECT_EQ(g2.final_softcap, 30.0f);
+  EXPECT_EQ(g2.sliding_window, 4096);  // the reference's default when the key is absent
+  EXPECT_EQ(g2.window_of(0), 4096);
+  EXPECT_EQ(g2.window_of(1), 0);
+  const ModelConfig g3 = config_with({{"gemma3.attention.sliding_window", gguf::Value::u32(4)}}, "gemma3");
+  EXPECT_EQ(g3.attn_softcap, 0.0f);
+  EXPECT_EQ(g3.rope_base_swa, 10000.0f);
+  for (int32_t l = 0; l < 12; ++l) EXPECT_EQ(g3.window_of(l), l % 6 == 5 ? 0 : 4) << l;  // 5 local, 1 global
+  const ModelConfig custom = config_with({{"gemma3.attention.sliding_window", gguf::Value::u32(4)},
+                                          {"gemma3.attention.sliding_window_pattern", gguf::Value::u32(2)}},
+                                         "gemma3");
+  EXPECT_EQ(custom.window_of(0), 4);
+  EXPECT_EQ(custom.window_of(1), 0);
+  // The per-layer form newer converters write: one flag per layer (8 here).
+  gguf::Array flags{gguf::ValueType::BOOL, {}};
+  for (int l = 0; l < 8; ++l) flags.items.push_back(gguf::Value::boolean(l != 3));
+  const ModelConfig listed = config_with({{"gemma3.attention.sliding_window", gguf::Value::u32(4)},
+                                          {"gemma3.attention.sliding_window_pattern", {gguf::ValueType::ARRAY, flags}}},
+                                         "gemma3");
+  for (int32_t l = 0; l < 8; ++l) EXPECT_EQ(listed.window_of(l), l == 3 ? 0 : 4) << l;
+  flags.items.pop_back();
+  EXPECT_THROW(config_with({{"gemma3.attention.sliding_window_pattern", {gguf::ValueType::ARRAY, flags}}}, "gemma3"),
+               Error);
+}
+
+TEST(ModelConfig, RopeScalingFromGguf) {
+  const ModelConfig yarn = config_with({{"qwen2.rope.scaling.type", gguf::Value::str("yarn")},
+                                        {"qwen2.rope.scaling.factor", gguf::Value::f32(4.0f)},
+                                        {"qwen2.rope.scaling.original_context_length", gguf::Value::u32(32768)}},
+                                       "qwen2");
+  EXPECT_EQ(yarn.yarn_factor, 4.0f);
+  EXPECT_EQ(yarn.rope_orig_context, 32768);
+  EXPECT_EQ(yarn.yarn_beta_fast, 32.0f);  // the reference's defaults
+  EXPECT_EQ(yarn.yarn_beta_slow, 1.0f);
+  EXPECT_EQ(yarn.rope_scale, 1.0f);
+  // LongRoPE without its keys: the training context, no attention factor.
+  const ModelConfig phi3 = config_with({}, "phi3");
+  EXPECT_EQ(phi3.rope_orig_context, 8);
+  EXPECT_EQ(phi3.rope_attn_factor, 1.0f);
+  EXPECT_TRUE(phi3.fused);
+  for (const auto& [type, factor] : {std::pair<const char*, float>{"yarn", 0.5f}, {"longrope", 2.0f}}) {
+    try {
+      config_with({{"qwen2.rope.scaling.type", gguf::Value::str(type)},
+                   {"qwen2.rope.scaling.factor", gguf::Value::f32(factor)}},
+                  "qwen2");
+      ADD_FAILURE() << "expected an error for " << type;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("qwen2.rope.scaling."), std::string::npos) << e.what();
+    }
+  }
+}
+
+// `path` rewritten without the key or tensor `missing`, and with tensor
+// `reshaped` (if named) given other dims of the same size.
+std::string rewritten(const std::string& path, const std::string& missing, const std::string& reshaped = "") {
+  auto src = gguf::File::open(path);
+  gguf::Writer w;
+  for (const auto& key : src->keys())
+    if (key != missing) w.set(key, *src->find(key));
+  for (const auto& t : src->tensors()) {
+    const auto* p = static_cast<const uint8_t*>(t.data);
+    auto dims = t.name == reshaped ? std::vector<uint64_t>{t.dims[0] * 2, t.dims[1] / 2} : t.dims;
+    if (t.name != missing) w.add_tensor(t.name, t.type, dims, std::vector<uint8_t>(p, p + t.n_bytes()));
+  }
+  const std::string broken = temp_path("broken.gguf");
+  w.write(broken);
+  return broken;
+}
+
+void expect_error_naming(const std::string& path, const std::string& name) {
+  try {
+    Model::load(path);
+    ADD_FAILURE() << "expected an error naming " << name;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + name + "'"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+// A Gemma 2 or Phi-3 file without a key or tensor its family needs, or with
+// a fused tensor of the wrong shape: the error names it.
+TEST(ModelLoad, FamiliesNeedTheirKeysAndTensors) {
+  const std::pair<const char*, std::vector<std::string>> cases[] = {
+      {"gemma2",
+       {"gemma2.final_logit_softcapping", "gemma2.attn_logit_softcapping", "blk.1.post_ffw_norm.weight",
+        "blk.0.post_attention_norm.weight"}},
+      {"phi3", {"blk.0.attn_qkv.weight", "blk.1.ffn_up.weight"}}};
+  for (const auto& [arch, needed] : cases) {
+    MkModelSpec s;
+    s.arch = arch;
+    s.dim = 64;
+    s.n_layers = 2;
+    s.n_heads = 4;
+    s.vocab_from = kBundled;
+    const std::string path = temp_path(std::string(arch) + "-src.gguf");
+    write_random_model(s, path);
+    for (const std::string& missing : needed) expect_error_naming(rewritten(path, missing), missing);
+    if (std::string(arch) == "phi3")
+      for (const char* fused : {"blk.1.attn_qkv.weight", "blk.0.ffn_up.weight"})
+        expect_error_naming(rewritten(path, "", fused), fused);
+    std::filesystem::remove(path);
+  }
 }
 
 }  // namespace
