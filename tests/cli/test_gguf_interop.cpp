@@ -80,9 +80,20 @@ void require_node_reader() {
 TEST(GgufInterop, IndependentReaderSeesWhatWeWrote) {
   require_node_reader();
   if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
-  for (DType type : {DType::F32, DType::F16, DType::Q8_0, DType::Q4_K, DType::Q6_K}) {
+  for (DType type : {DType::F32, DType::F16, DType::Q8_0, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q6_K,
+                     DType::IQ4_NL, DType::IQ4_XS}) {
     SCOPED_TRACE(dtype_name(type));
     expect_reader_agrees(small_spec("qwen2", type), "qwen2");
+  }
+}
+
+// The families with their own tensors: Gemma's post-norms, Phi-3's fused QKV and gate/up.
+TEST(GgufInterop, IndependentReaderSeesEachFamily) {
+  require_node_reader();
+  if (::testing::Test::IsSkipped() || ::testing::Test::HasFailure()) return;
+  for (const char* arch : {"gemma2", "gemma3", "phi3", "qwen3moe", "olmoe"}) {
+    SCOPED_TRACE(arch);
+    expect_reader_agrees(small_spec(arch, DType::Q8_0), arch);
   }
 }
 
