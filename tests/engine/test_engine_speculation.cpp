@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "engine/grammar/grammar.h"
 #include "engine/ngram_drafter.h"
 #include "engine/sequence.h"
 #include "engine_test_util.h"
@@ -84,6 +85,26 @@ TEST(EngineSpeculation, NgramGreedySingleStreamIsUnchanged) {
   EXPECT_GT(st.spec_accepted, 0u);
   EXPECT_LT(st.steps, 80u);  // kept drafts saved steps
   EXPECT_EQ(st.spec_tokens, st.spec_accepted + st.spec_verifications);
+}
+
+// A grammar's state advances with every kept draft: the rows after it are
+// masked as plain decoding masks them.
+TEST(EngineSpeculation, GrammarOutputIsUnchanged) {
+  auto model = Model::load(testing::kBundled);
+  const char* gbnf = R"(root ::= (("Tom " | "Lily ") ("ran" | "sat" | "saw a cat") (". " | " and ")){2,6} "The end.")";
+  std::vector<Request> rs;
+  for (int i = 0; i < 6; ++i) {
+    Request r = testing::greedy(model->tokenizer().encode("Tom ran. Tom sat. Tom ran. Lily saw a cat.", true, false), 60);
+    r.grammar = grammar::parse_gbnf(gbnf);
+    if (i > 0) {
+      r.sampling.temperature = 1.2f;
+      r.sampling.seed = uint64_t(i);
+    }
+    rs.push_back(r);
+  }
+  EngineStats st;
+  expect_same(run(*model, config(SpecMode::Ngram, 4), rs, &st), run(*model, config(SpecMode::Off), rs));
+  EXPECT_GT(st.spec_accepted, 0u);
 }
 
 // Greedy, seeded sampling with penalties, a grammar-free stop string, one
