@@ -67,8 +67,8 @@ const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
   decodes_ = 0;
   schedule_running(true);
   decodes_ = int32_t(batch_.size());  // one token each
-  speculate();
-  prefill_budget_ = std::min(budget_, prefill_allowance(decodes_));
+  const int32_t drafts = speculate();
+  prefill_budget_ = std::min(budget_, prefill_allowance(decodes_, drafts));
   budget_ = prefill_budget_;
   schedule_running(false);
   // After a preemption memory is short: admitting more would only thrash.
@@ -141,12 +141,13 @@ void Scheduler::step_timed(double seconds) {
   cost_.observe(decodes_, tokens - decodes_, seconds);
 }
 
-// Under the step-time target: what the fit leaves after the decodes, but at
-// least one block, so that prompts advance even when decodes fill the target.
-int32_t Scheduler::prefill_allowance(int32_t decodes) const {
+// Under the step-time target: what the fit leaves after the decodes and their
+// drafts (which it prices as prefill tokens), but at least one block, so that
+// prompts advance even when decodes fill the target.
+int32_t Scheduler::prefill_allowance(int32_t decodes, int32_t drafts) const {
   if (config_.max_step_ms <= 0) return config_.max_batch_tokens;
   const int32_t fits = cost_.prefill_within(config_.max_step_ms / 1000.0, decodes, config_.max_batch_tokens);
-  return std::max(fits, blocks_.block_size());
+  return std::max(fits - drafts, blocks_.block_size());
 }
 
 int32_t Scheduler::chunk(const Sequence* seq) const {

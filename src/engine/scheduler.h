@@ -69,7 +69,7 @@ class Scheduler {
   int32_t speculate();
   double position_cost() const;
   int32_t spec_room(const Sequence* seq) const;
-  int32_t prefill_allowance(int32_t decodes) const;
+  int32_t prefill_allowance(int32_t decodes, int32_t drafts) const;
   bool make_room(Sequence* seq, int32_t n);
   bool reserve(Sequence* seq, int32_t n);
   void preempt(Sequence* seq);
