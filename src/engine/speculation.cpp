@@ -1,7 +1,6 @@
 #include "engine/speculation.h"
 
 #include <algorithm>
-#include <cmath>
 #include <span>
 
 #include "engine/ngram_drafter.h"
