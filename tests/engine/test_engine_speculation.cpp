@@ -145,6 +145,30 @@ TEST(EngineSpeculation, BatchedMixedRequestsAreUnchanged) {
   EXPECT_EQ(st.kv_blocks_used, 0u);
 }
 
+// A pool of 12 blocks for 8 requests: speculation takes only blocks that are
+// free, preempted sequences drop their drafts, and everything completes as
+// without speculation. Under a bounded retention policy nothing is drafted.
+TEST(EngineSpeculation, TinyPoolAndRetentionPolicies) {
+  auto model = Model::load(testing::kBundled);
+  auto requests = mixed(*model);
+  for (auto& r : requests) r.max_tokens = 60;
+  EngineConfig c = config(SpecMode::Ngram, 8);
+  const uint64_t block = uint64_t(model->config().n_layers) * 2 * 16 * uint64_t(model->config().kv_dim()) * 4;
+  c.kv_memory_bytes = 12 * block;
+  EngineStats st;
+  EngineConfig off = c;
+  off.spec.mode = SpecMode::Off;
+  expect_same(run(*model, c, requests, &st), run(*model, off, requests));
+  EXPECT_GT(st.preemptions, 0u);
+  EXPECT_GT(st.spec_accepted, 0u);
+  EXPECT_EQ(st.kv_blocks_used, 0u);
+
+  for (auto& r : requests) r.kv_retention = KvRetention{KvPolicy::Window, 32, 4, 64};
+  EngineStats window;
+  expect_same(run(*model, config(SpecMode::Ngram, 8), requests, &window), run(*model, config(SpecMode::Off), requests));
+  EXPECT_EQ(window.spec_drafted, 0u);
+}
+
 std::vector<int32_t> greedy_tokens(const Model& model, const Request& r) {
   return run(model, config(SpecMode::Off), {r}).front().tokens;
 }
