@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
+#include <thread>
 
 #include "engine/grammar/grammar.h"
 #include "engine/ngram_drafter.h"
@@ -253,11 +255,14 @@ TEST(EngineSpeculation, CancelMidSpeculationFreesEverything) {
   c.spec.oracle = greedy_tokens(*model, r);
   LlmEngine engine(*model, c);
   testing::Collector col;
-  RequestId id = 0;
+  std::atomic<RequestId> id{0};
   int seen = 0;
   EventSink inner = col.sink();
   id = engine.submit(r, [&](const Event& e) {
-    if (++seen == 20) engine.cancel(id);  // inside a run of kept drafts
+    if (++seen == 20) {  // inside a run of kept drafts
+      while (id.load() == 0) std::this_thread::yield();  // submit() has not returned yet
+      engine.cancel(id.load());
+    }
     inner(e);
   });
   col.wait(1);
