@@ -36,6 +36,7 @@ struct BenchArgs {
   int32_t decode_tokens = 128;
   std::vector<int32_t> batches = {1, 4, 8, 16, 32};
   int32_t batch_steps = 16;
+  std::vector<int32_t> verify;  // drafts per speculative verification step to time (empty: none)
   int reps = 3;
   int32_t bandwidth_mib = 1024;
   bool json = false;
@@ -150,6 +151,40 @@ double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch,
   return double(batch) * steps / std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// One sequence's step over `positions` positions with every position's
+// logits (a speculative verification: its last token and positions - 1
+// drafts), in ms: the mean of `steps` steps after a 16-token prompt, the
+// positions advancing as kept drafts would (sampling excluded).
+double verify_step_ms(const Model& model, ThreadPool& pool, int32_t positions, int32_t steps) {
+  constexpr int32_t kPrompt = 16, kBlock = 16;
+  const int32_t blocks = (kPrompt + positions * steps + kBlock - 1) / kBlock;
+  KvCache cache(model.config(), DType::F16, kBlock, blocks, KvCache::Commit::Now);
+  BatchForward forward(model, pool, cache, std::max(kPrompt, positions), 1, blocks * kBlock);
+  std::vector<int32_t> table(static_cast<size_t>(blocks));
+  for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
+  const auto tokens = synthetic_prompt(model, std::max(kPrompt, positions));
+  BatchChunk c{tokens.data(), kPrompt, 0, table.data(), false};
+  forward.step(&c, 1);
+  const auto t0 = Clock::now();
+  for (int32_t step = 0; step < steps; ++step) {
+    c = {tokens.data(), positions, kPrompt + step * positions, table.data(), true, true};
+    forward.step(&c, 1);
+  }
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / steps;
+}
+
+nlohmann::json verification_table(const Model& model, ThreadPool& pool, const BenchArgs& a) {
+  nlohmann::json out = nlohmann::json::array();
+  if (a.verify.empty()) return out;
+  const Sample one = measure(a.reps, [&] { return verify_step_ms(model, pool, 1, a.batch_steps); });
+  for (int32_t k : a.verify) {
+    const Sample s = measure(a.reps, [&] { return verify_step_ms(model, pool, k + 1, a.batch_steps); });
+    out.push_back({{"drafts", k}, {"ms", s.median}, {"ms_spread", s.to_json()}, {"one_token_ms", one.median},
+                   {"ratio", s.median / one.median}});
+  }
+  return out;
+}
+
 std::string weight_type(const Model& m) {
   const auto& layers = m.weights().layers;
   if (layers.empty()) return "?";
@@ -192,6 +227,7 @@ nlohmann::json run_bench(const BenchArgs& a) {
                              {"ms_per_token", 1000.0 * b / s.median},
                              {"tok_s_spread", s.to_json()}});
   }
+  out["verify"] = verification_table(*model, pool, a);
   out["reps"] = a.reps;
   // Before the bandwidth test, whose buffer (1 GiB by default) would dwarf the model's memory.
   out["peak_rss_mb"] = double(loadtest::peak_rss_bytes()) / 1e6;
@@ -238,6 +274,13 @@ void print_text(const nlohmann::json& j) {
   for (const auto& b : j["decode"])
     std::printf("%6d | %7.1f %14s | %.2f\n", b["batch"].get<int>(), b["tok_s"].get<double>(),
                 spread(b["tok_s_spread"]).c_str(), b["ms_per_token"].get<double>());
+  if (!j["verify"].empty()) {
+    std::printf("speculative verification (one sequence, its token and k drafts, every position's logits):\n");
+    std::printf("%6s | %22s | %s\n", "k", "ms per step", "x a one-token step");
+    for (const auto& v : j["verify"])
+      std::printf("%6d | %7.2f %14s | %.2f\n", v["drafts"].get<int>(), v["ms"].get<double>(),
+                  spread(v["ms_spread"]).c_str(), v["ratio"].get<double>());
+  }
   std::printf("peak RSS: %.1f MB\n", j["peak_rss_mb"].get<double>());
 }
 
@@ -250,7 +293,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--prompt-tokens", args->prompt_lengths, "prefill lengths to measure")->capture_default_str();
   cmd->add_option("--decode-tokens", args->decode_tokens, "tokens to decode at batch 1")->capture_default_str();
   cmd->add_option("--batch", args->batches, "batch sizes of the batched-decode table")->capture_default_str();
-  cmd->add_option("--batch-steps", args->batch_steps, "decode steps timed per batch size")->capture_default_str();
+  cmd->add_option("--batch-steps", args->batch_steps, "decode steps timed per batch size (and per --verify k)")->capture_default_str();
+  cmd->add_option("--verify", args->verify,
+                  "draft counts k whose speculative verification step (k + 1 positions) to time against a one-token step");
   cmd->add_option("--reps", args->reps, "repetitions after the warm-up (the median is reported)")->capture_default_str();
   cmd->add_option("--bandwidth-mib", args->bandwidth_mib, "buffer summed by the bandwidth test (far above the caches)")
       ->capture_default_str();

@@ -42,6 +42,7 @@ struct BenchServeArgs {
   float temperature = 0, top_p = 1;  // greedy by default; the sampler's work per token otherwise
   int32_t top_k = 0;
   EngineConfig engine;
+  SpecOptions spec;
   std::string kv_memory, kv_type = "f16", policy = "fcfs", kv_policy = "full";
   bool no_prefix_cache = false;
   bool json = false;
@@ -111,6 +112,7 @@ EngineConfig engine_config(const BenchServeArgs& a) {
   c.policy = a.policy == "fcfs" ? SchedulePolicy::Fcfs : SchedulePolicy::CostAware;
   c.kv_retention.policy = parse_kv_policy(a.kv_policy);
   c.prefix_cache = !a.no_prefix_cache;
+  a.spec.apply(c);
   return c;
 }
 
@@ -141,6 +143,9 @@ nlohmann::json summarize_run(const BenchServeArgs& a, const std::vector<Trace>& 
       {"steps", s.steps},
       {"step_time_s", double(s.step_us) / 1e6},
       {"preemptions", s.preemptions},
+      {"spec_drafted", s.spec_drafted},
+      {"spec_accepted", s.spec_accepted},
+      {"spec_tokens_per_step", s.spec_verifications ? double(s.spec_tokens) / double(s.spec_verifications) : 0.0},
       {"prefix_cache_hit_tokens", s.prefix_cache_hit_tokens},
       {"prefix_cache_query_tokens", s.prefix_cache_query_tokens},
       {"kv_pool_mb", double(s.kv_blocks_total * block_bytes) / 1e6},
@@ -172,6 +177,10 @@ void print_text(const BenchServeArgs& a, const nlohmann::json& j) {
               j["steps"].get<unsigned long long>(), j["step_time_s"].get<double>(), j["preemptions"].get<unsigned long long>(),
               j["prefix_cache_hit_tokens"].get<unsigned long long>(),
               j["prefix_cache_query_tokens"].get<unsigned long long>());
+  if (j["spec_drafted"].get<unsigned long long>() > 0)
+    std::printf("speculation: %llu drafted, %llu accepted, %.2f tokens per verification\n",
+                j["spec_drafted"].get<unsigned long long>(), j["spec_accepted"].get<unsigned long long>(),
+                j["spec_tokens_per_step"].get<double>());
   std::printf("memory: KV pool %.1f MB (peak %llu blocks used = %.1f MB), weights %.1f MB, peak RSS %.1f MB\n",
               j["kv_pool_mb"].get<double>(), j["kv_peak_blocks"].get<unsigned long long>(),
               j["kv_peak_mb"].get<double>(), j["weights_mb"].get<double>(), j["peak_rss_mb"].get<double>());
@@ -276,6 +285,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--top-p", a->top_p, "top-p of every request (1 = off)")->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
   add_step_options(*cmd, a->engine);
+  a->spec.add_to(*cmd);
   cmd->add_option("--kv-memory", a->kv_memory, "KV pool: bytes, 512M, 2G or 25% (default: 25% of RAM, capped)");
   add_kv_type_option(*cmd, a->kv_type);
   cmd->add_option("--block-size", a->engine.block_size, "tokens per KV block")->capture_default_str();

@@ -1,5 +1,7 @@
 #include "cli/engine_options.h"
 
+#include <fstream>
+
 #include "util/error.h"
 
 namespace parley {
@@ -40,9 +42,40 @@ DType parse_kv_type(const std::string& name) {
   return *t;
 }
 
+void SpecOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--spec", mode,
+                 "speculative decoding: off, or ngram (drafts from the prompt and output so far, verified in one step; "
+                 "same output, faster when the text repeats itself and the host is not saturated)")
+      ->capture_default_str();
+  cmd.add_option("--spec-tokens", tokens, "speculation: drafted tokens per sequence and step at most (1-16)")
+      ->capture_default_str();
+  // For measurements: every step drafts --spec-tokens, whatever it costs; and the oracle drafter.
+  cmd.add_flag("--spec-fixed", fixed)->group("");
+  cmd.add_option("--spec-oracle", oracle)->group("");
+}
+
+void SpecOptions::apply(EngineConfig& c) const {
+  if (!oracle.empty()) {
+    std::ifstream in(oracle);
+    if (!in) throw Error("--spec-oracle: cannot read " + oracle);
+    c.spec.oracle.clear();
+    for (int32_t t; in >> t;) c.spec.oracle.push_back(t);
+    c.spec.mode = SpecMode::Oracle;
+  } else if (mode == "ngram") {
+    c.spec.mode = SpecMode::Ngram;
+  } else if (mode == "off") {
+    c.spec.mode = SpecMode::Off;
+  } else {
+    throw Error("--spec: '" + mode + "' is not off or ngram");
+  }
+  c.spec.max_tokens = tokens;
+  c.spec.adaptive = !fixed;
+}
+
 void LocalEngineOptions::add_to(CLI::App& cmd) {
   cmd.add_option("-c,--ctx", context, "context length (default: the model's)");
   add_kv_type_option(cmd, kv_type);
+  spec.add_to(cmd);
 }
 
 EngineConfig LocalEngineOptions::config(int threads) const {
@@ -51,6 +84,7 @@ EngineConfig LocalEngineOptions::config(int threads) const {
   c.max_context = context;
   c.kv_type = parse_kv_type(kv_type);
   c.max_running = 1;
+  spec.apply(c);
   return c;
 }
 

@@ -23,10 +23,24 @@ void add_kv_type_option(CLI::App& cmd, std::string& type);
 // Throws parley::Error for another name.
 DType parse_kv_type(const std::string& name);
 
+// Speculative decoding: --spec off|ngram, --spec-tokens K, and the hidden
+// --spec-oracle FILE (token ids, as `generate --ids` prints them: every
+// output is proposed to continue as that one, to measure the ceiling).
+struct SpecOptions {
+  std::string mode = "off";
+  int32_t tokens = SpecConfig{}.max_tokens;
+  bool fixed = false;
+  std::string oracle;
+  void add_to(CLI::App& cmd);
+  // Throws parley::Error for an unknown mode or an unreadable oracle file.
+  void apply(EngineConfig& c) const;
+};
+
 // `generate` and `chat`: one user's engine (--ctx, --kv-type; threads from --threads).
 struct LocalEngineOptions {
   int32_t context = 0;
   std::string kv_type = "f16";
+  SpecOptions spec;
   void add_to(CLI::App& cmd);
   EngineConfig config(int threads) const;
 };

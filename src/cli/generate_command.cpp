@@ -47,6 +47,12 @@ void run_generate(const GenerateArgs& a) {
   std::fprintf(stderr, "prompt: %d tokens in %.1f ms (%.1f tok/s); generated: %zu tokens, %.1f tok/s after the first\n",
                r.prompt_tokens, prefill_ms, prefill_ms > 0 ? r.prefilled_tokens() * 1000.0 / prefill_ms : 0.0,
                r.tokens.size(), r.decode_tok_s());
+  const EngineStats s = engine.stats();
+  if (s.spec_verifications > 0)
+    std::fprintf(stderr, "speculation: %llu drafted, %llu accepted (%.0f%%), %.2f tokens per verification, %llu steps\n",
+                 (unsigned long long)s.spec_drafted, (unsigned long long)s.spec_accepted,
+                 s.spec_drafted ? 100.0 * double(s.spec_accepted) / double(s.spec_drafted) : 0.0,
+                 double(s.spec_tokens) / double(s.spec_verifications), (unsigned long long)s.steps);
 }
 
 }  // namespace

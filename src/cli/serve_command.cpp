@@ -39,6 +39,7 @@ struct ServeArgs {
     return c;
   }();
   std::string kv_memory;  // empty: the engine's default
+  SpecOptions spec;
   std::string kv_type = "f16";
   std::string kv_policy = "full";
   bool no_prefix_cache = false;
@@ -96,6 +97,7 @@ void run_serve(ServeArgs& a) {
   a.engine.kv_type = parse_kv_type(a.kv_type);
   a.engine.kv_retention.policy = parse_kv_policy(a.kv_policy);
   a.engine.prefix_cache = !a.no_prefix_cache;
+  a.spec.apply(a.engine);
   a.engine.policy = a.schedule_policy == "cost-aware" ? SchedulePolicy::CostAware : SchedulePolicy::Fcfs;
   a.state.response_cache_bytes = a.response_cache_bytes == "0" ? 0 : parse_memory_size(a.response_cache_bytes);
   a.state.lock_lease = std::chrono::seconds(a.session_lock_lease_s);
@@ -178,6 +180,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--model-id", a.model_id, "the model name clients use (default: the model file's name)");
   cmd.add_option("--max-n", a.max_n, "most choices (n) per request")->capture_default_str()->check(CLI::Range(1, 128));
   add_step_options(cmd, a.engine);
+  a.spec.add_to(cmd);
   cmd.add_option("--schedule-policy", a.schedule_policy, "order of waiting requests after their priority: fcfs (arrival) or cost-aware (smallest prompt + max_tokens first, with aging)")
       ->capture_default_str()->check(CLI::IsMember({"fcfs", "cost-aware"}));
   cmd.add_option("--pooling", a.pooling, "how /v1/embeddings pools an input's hidden states: mean, last or cls (default: the model's own pooling_type, else mean)")

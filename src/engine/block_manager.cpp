@@ -134,6 +134,16 @@ void BlockManager::release(BlockTable& table) {
   table.hashes.clear();
 }
 
+void BlockManager::truncate(BlockTable& table, int32_t n_slots) {
+  const size_t keep = size_t((n_slots + block_size_ - 1) / block_size_);
+  while (table.blocks.size() > keep) {
+    const int32_t b = table.blocks.back();
+    if (--ref_[size_t(b)] == 0) push_free(b, hash_[size_t(b)] == 0);
+    table.blocks.pop_back();
+  }
+  if (table.hashes.size() > keep) table.hashes.resize(keep);
+}
+
 int32_t BlockManager::allocate() {
   const int32_t b = head_;
   if (b < 0) throw Error("BlockManager: out of blocks");  // reserve() checks first

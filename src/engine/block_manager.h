@@ -50,6 +50,10 @@ class BlockManager {
   // Registers the full blocks among slots [0, n_computed) in the prefix cache.
   void commit(BlockTable& table, const int32_t* tokens, int32_t n_computed);
   void release(BlockTable& table);  // drops every reference; clears the table
+  // Drops the blocks past those holding slots [0, n_slots) (speculative
+  // positions that were rejected). Hashed blocks hold committed tokens only,
+  // so they are never past n_slots of a sequence's computed tokens.
+  void truncate(BlockTable& table, int32_t n_slots);
 
   int32_t block_size() const { return block_size_; }
   int32_t total_blocks() const { return int32_t(ref_.size()); }

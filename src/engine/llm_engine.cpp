@@ -61,6 +61,9 @@ struct LlmEngine::Impl {
   void draw_tokens();
   void sample(const Draw& d);
   void sample_token(const Draw& d);
+  void verify(const Draw& d);
+  int32_t choose(Sequence& seq, float* logits, int32_t drawn);
+  bool emit(Sequence& seq, int32_t token);
   void finish(Sequence& seq, FinishReason why, const std::string& error = "");
   void deliver(const EventSink& sink, const Event& e);
   void deliver_final(const EventSink& sink, const Event& e);
@@ -71,6 +74,7 @@ struct LlmEngine::Impl {
   const KvLayout layout;
   ModelRunner runner;
   BlockManager blocks;
+  Speculator speculator;
   Scheduler scheduler;
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> live;
   uint64_t arrivals = 0;
@@ -95,7 +99,8 @@ LlmEngine::Impl::Impl(const Model& m, EngineConfig c)
       layout(kv_layout(m.config(), config)),
       runner(m, config, layout.n_blocks, layout.context_limit),
       blocks(int32_t(layout.n_blocks), config.block_size, config.prefix_cache),
-      scheduler(config, blocks),
+      speculator(config.spec),
+      scheduler(config, blocks, &speculator, layout.context_limit),
       penalised(size_t(m.config().vocab_size)) {
   blocks.set_copy([this](int32_t dst, int32_t src) { runner.cache().copy_block(dst, src); });
   blocks.set_on_allocate([this](int32_t block) { runner.cache().commit_block(block); });
@@ -241,11 +246,17 @@ bool LlmEngine::Impl::step() {
   const size_t vocab = size_t(model.config().vocab_size);
   draws.clear();
   embedded.clear();
+  size_t rows = 0;
   for (const auto& [seq, n] : batch) {
-    stats.prompt_tokens += uint64_t(std::max(0, std::min(seq->computed, seq->prompt_len) - (seq->computed - n)));
+    const int32_t ran = seq->spec.input.empty() ? n : 1;  // drafts are no prompt
+    stats.prompt_tokens += uint64_t(std::max(0, std::min(seq->computed, seq->prompt_len) - (seq->computed - ran)));
     if (seq->pending() > 0) continue;
-    if (seq->embedding()) embedded.push_back(seq);  // no logits row: BatchForward pooled its states
-    else draws.push_back({seq, logits + vocab * draws.size(), -1, nullptr});
+    if (seq->embedding()) {
+      embedded.push_back(seq);  // no logits row: BatchForward pooled its states
+    } else {
+      draws.push_back({seq, logits + vocab * rows, -1, nullptr});
+      rows += seq->spec.input.empty() ? 1 : size_t(n);
+    }
   }
   draw_tokens();
   for (const Draw& d : draws) sample(d);
@@ -268,7 +279,8 @@ void LlmEngine::Impl::draw_tokens() {
   runner.pool().parallel_for(int64_t(draws.size()), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       Draw& d = draws[size_t(i)];
-      if (d.seq->req.top_logprobs >= 0) continue;  // needs `penalised`: drawn in sample()
+      // Log-probabilities need `penalised`, verification draws row by row: in sample().
+      if (d.seq->req.top_logprobs >= 0 || !d.seq->spec.input.empty()) continue;
       try {
         d.token = d.seq->draw(d.logits);
       } catch (...) {
@@ -290,22 +302,65 @@ void LlmEngine::Impl::sample(const Draw& d) {
 
 void LlmEngine::Impl::sample_token(const Draw& d) {
   if (d.error) std::rethrow_exception(d.error);
+  if (!d.seq->spec.input.empty()) return verify(d);
   Sequence& seq = *d.seq;
-  float* logits = d.logits;
+  emit(seq, choose(seq, d.logits, d.token));
+}
+
+// The rows of a speculating sequence, one after the other, through the
+// sampling path of a plain decode: row i draws the token after input[i],
+// with the penalties and grammar state of the tokens before it. A drawn
+// token equal to the next draft keeps it and goes on to the next row; the
+// first that differs is the token drawn in its place. Every kept token costs
+// the sampler one draw, as without speculation, so the output is the same
+// token for token, and its distribution is the target's: a draft x is kept
+// with probability p(x), and otherwise the token follows p without x,
+// renormalised (the rejection rule for a drafter that proposes one token).
+void LlmEngine::Impl::verify(const Draw& d) {
+  Sequence& seq = *d.seq;
+  const int32_t drafted = seq.spec.drafts();
+  const size_t vocab = size_t(model.config().vocab_size);
+  stats.spec_drafted += uint64_t(drafted);
+  ++stats.spec_verifications;
+  int32_t accepted = 0;
+  for (int32_t i = 0; i <= drafted; ++i) {
+    const int32_t token = choose(seq, d.logits + vocab * size_t(i), -1);
+    const bool kept = i < drafted && token == seq.spec.input[size_t(i) + 1];
+    ++stats.spec_tokens;  // counted before emit(), whose final event publishes them
+    stats.spec_accepted += kept ? 1 : 0;
+    if (!emit(seq, token)) return;  // finished (stop, length, grammar end): `seq` is gone
+    if (!kept) break;               // the first difference ends the run
+    ++accepted;
+    scheduler.spec_kept(&seq);
+  }
+  Speculator::observe(seq, drafted, accepted);
+  scheduler.spec_done(&seq);
+}
+
+// The token one row of logits gives (`drawn`: the token if drawn ahead, else
+// -1), with `penalised` filled for emit() when log-probabilities are wanted.
+int32_t LlmEngine::Impl::choose(Sequence& seq, float* logits, int32_t drawn) {
+  if (seq.req.top_logprobs >= 0) {  // penalised, before temperature: as sample() sees them
+    std::copy_n(logits, model.config().vocab_size, penalised.data());
+    seq.sampler.apply_penalties(penalised.data());
+    if (seq.constraint) seq.constraint->mask(penalised.data());
+  }
+  return drawn >= 0 ? drawn : seq.draw(logits);
+}
+
+// The chosen token's event, or the end of the sequence; false when it
+// finished (and is gone).
+bool LlmEngine::Impl::emit(Sequence& seq, int32_t token) {
   const int32_t vocab = model.config().vocab_size;
   Event e;
   e.id = seq.id;
   e.scheduled = seq.first_step;
-  if (seq.req.top_logprobs >= 0) {  // penalised, before temperature: as sample() sees them
-    std::copy_n(logits, vocab, penalised.data());
-    seq.sampler.apply_penalties(penalised.data());
-    if (seq.constraint) seq.constraint->mask(penalised.data());
-  }
-  const int32_t token = d.token >= 0 ? d.token : seq.draw(logits);
   const auto& stop_ids = seq.req.stop_ids;
   if ((!seq.req.ignore_eos && model.tokenizer().is_eog(token)) ||
-      std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end())
-    return finish(seq, FinishReason::Stop);
+      std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
+    finish(seq, FinishReason::Stop);
+    return false;
+  }
   if (seq.req.top_logprobs >= 0)
     e.logprob = token_logprobs(penalised.data(), vocab, token, seq.req.top_logprobs, e.top_logprobs);
   seq.sampler.accept(token);
@@ -315,11 +370,17 @@ void LlmEngine::Impl::sample_token(const Draw& d) {
   e.token = token;
   e.text = seq.stops.push(seq.detok.push(token));
   deliver(seq.sink, e);
-  if (seq.stops.stopped() || (seq.constraint && seq.constraint->must_end())) return finish(seq, FinishReason::Stop);
+  if (seq.stops.stopped() || (seq.constraint && seq.constraint->must_end())) {
+    finish(seq, FinishReason::Stop);
+    return false;
+  }
   // Under Full the next token needs a position inside the context.
   if (seq.generated() >= seq.req.max_tokens ||
-      (seq.full_kv() && int32_t(seq.tokens.size()) >= layout.context_limit))
+      (seq.full_kv() && int32_t(seq.tokens.size()) >= layout.context_limit)) {
     finish(seq, FinishReason::Length);
+    return false;
+  }
+  return true;
 }
 
 // The final event, with any text still held back (not after a stop string

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/request.h"
+#include "engine/speculation.h"
 #include "kernels/dtype.h"
 
 namespace parley {
@@ -48,6 +49,10 @@ struct EngineConfig {
   SchedulePolicy policy = SchedulePolicy::Fcfs;
   int32_t max_context = 0;         // per-sequence limit; 0 = the model's context length
   KvRetention kv_retention;        // default for requests that set none
+  // Speculative decoding (speculation.h); off by default. Sequences under a
+  // retention policy other than full, embedding requests and requests with
+  // `speculative` false never speculate.
+  SpecConfig spec;
 };
 
 struct EngineStats {
@@ -60,6 +65,9 @@ struct EngineStats {
   uint64_t step_us = 0;        // wall time spent in steps (scheduling, forward pass, sampling)
   int32_t prefill_budget = 0;  // prefill tokens the last step allowed (max_step_ms's fit, else max_batch_tokens)
   int64_t step_error_us = 0;   // RMS of the step-time fit's recent prediction errors (max_step_ms keeps twice this free)
+  // Speculation: drafts verified, drafts kept, verifications (one sequence
+  // in one step) and the tokens they produced (kept drafts + one each).
+  uint64_t spec_drafted = 0, spec_accepted = 0, spec_verifications = 0, spec_tokens = 0;
 };
 
 class LlmEngine {

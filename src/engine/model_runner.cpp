@@ -18,6 +18,10 @@ float* ModelRunner::run(const std::vector<ScheduledSeq>& batch) {
     c.n = n;
     c.blocks = seq->table.blocks.data();
     c.logits = !seq->embedding() && seq->computed + n == int32_t(seq->tokens.size());
+    if (!seq->spec.input.empty()) {  // the last token and its drafts, all verified
+      c.tokens = seq->spec.input.data();
+      c.logits = c.all_logits = true;
+    }
     if (seq->embedding()) {
       c.pooled = seq->pooled.data();
       c.pooling = seq->req.pooling;

@@ -17,7 +17,8 @@ class ModelRunner {
   ModelRunner(const Model& model, const EngineConfig& config, int64_t n_blocks, int32_t context_limit);
 
   // Logits (vocab_size floats per row, writable, valid until the next call)
-  // of the sequences whose pending tokens all ran, in batch order.
+  // of the sequences whose pending tokens all ran, in batch order: one row,
+  // or one per position of a speculating sequence (its spec.input).
   float* run(const std::vector<ScheduledSeq>& batch);
   KvCache& cache() { return cache_; }
   ThreadPool& pool() { return pool_; }

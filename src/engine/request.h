@@ -64,6 +64,9 @@ struct Request {
   // from the first trigger text in the output on (lazy tool calls).
   std::shared_ptr<const grammar::Grammar> grammar;
   std::vector<std::string> grammar_triggers;
+  // False: never speculated on, even when the engine speculates
+  // (EngineConfig::spec). Speculation changes no token, only the speed.
+  bool speculative = true;
 };
 
 struct TokenLogprob {

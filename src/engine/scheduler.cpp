@@ -36,7 +36,8 @@ bool runs_before(const Sequence& a, const Sequence& b, SchedulePolicy policy, Cl
   return a.arrival < b.arrival;
 }
 
-Scheduler::Scheduler(const EngineConfig& config, BlockManager& blocks) : config_(config), blocks_(blocks) {
+Scheduler::Scheduler(const EngineConfig& config, BlockManager& blocks, const Speculator* spec, int32_t context_limit)
+    : config_(config), blocks_(blocks), spec_(spec && spec->enabled() ? spec : nullptr), context_limit_(context_limit) {
   waiting_.reserve(256);
   running_.reserve(size_t(config.max_running));
   batch_.reserve(size_t(config.max_running));
@@ -66,7 +67,8 @@ const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
   decodes_ = 0;
   schedule_running(true);
   decodes_ = int32_t(batch_.size());  // one token each
-  prefill_budget_ = std::min(budget_, prefill_allowance(decodes_));
+  const int32_t drafts = speculate();
+  prefill_budget_ = std::min(budget_, prefill_allowance(decodes_, drafts));
   budget_ = prefill_budget_;
   schedule_running(false);
   // After a preemption memory is short: admitting more would only thrash.
@@ -76,9 +78,61 @@ const std::vector<ScheduledSeq>& Scheduler::schedule(Clock::time_point now) {
 
 void Scheduler::step_done() {
   for (const ScheduledSeq& s : batch_) {
-    s.seq->computed += s.n;
+    s.seq->computed += s.seq->spec.input.empty() ? s.n : 1;
     if (s.seq->full_kv()) blocks_.commit(s.seq->table, s.seq->tokens.data(), s.seq->computed);
   }
+}
+
+void Scheduler::spec_kept(Sequence* seq) {
+  ++seq->computed;
+  blocks_.commit(seq->table, seq->tokens.data(), seq->computed);
+}
+
+void Scheduler::spec_done(Sequence* seq) {
+  blocks_.truncate(seq->table, seq->computed);
+  seq->spec.input.clear();
+}
+
+// Drafts for the decodes just scheduled, while the budget lasts; each
+// speculating sequence's extra positions only in blocks that are free now.
+int32_t Scheduler::speculate() {
+  if (!spec_ || decodes_ == 0) return 0;
+  const bool probe = ++spec_steps_ % kProbeEvery == 0;
+  const double theta = probe ? 0.0 : position_cost();
+  int32_t extra = 0;
+  for (int32_t i = 0; i < decodes_ && budget_ > 0; ++i) {
+    Sequence* seq = batch_[size_t(i)].seq;
+    const int32_t room = std::min({budget_, spec_room(seq), probe ? 1 : budget_});
+    const int32_t k = spec_->draft(*seq, theta, room);
+    if (k == 0) continue;
+    if (!blocks_.reserve(seq->table, seq->computed, seq->computed + 1 + k)) {
+      seq->spec.input.clear();
+      continue;
+    }
+    batch_[size_t(i)].n += k;
+    budget_ -= k;
+    extra += k;
+  }
+  return extra;
+}
+
+// One more token's share of a step, in units of one decode's share of a
+// decode-only step: (t(D, 1) - t(D, 0)) / (t(D, 0) / D). 0 (speculate freely)
+// before the fit knows anything.
+double Scheduler::position_cost() const {
+  if (!cost_.known()) return 0.0;
+  const double base = cost_.predict(decodes_, 0);
+  if (base <= 0.0) return 0.0;
+  return std::max(0.0, cost_.predict(decodes_, 1) - base) * double(decodes_) / base;
+}
+
+// Drafts a sequence may verify: under the full policy only, not for an
+// embedding or a request that asked for none, none past the tokens it may
+// still produce (the last is the token drawn after them) or the context.
+int32_t Scheduler::spec_room(const Sequence* seq) const {
+  if (!seq->full_kv() || seq->embedding() || !seq->req.speculative) return 0;
+  const int32_t left = seq->req.max_tokens - seq->generated() - 1;
+  return std::max(0, std::min(left, context_limit_ - int32_t(seq->tokens.size())));
 }
 
 void Scheduler::step_timed(double seconds) {
@@ -87,12 +141,13 @@ void Scheduler::step_timed(double seconds) {
   cost_.observe(decodes_, tokens - decodes_, seconds);
 }
 
-// Under the step-time target: what the fit leaves after the decodes, but at
-// least one block, so that prompts advance even when decodes fill the target.
-int32_t Scheduler::prefill_allowance(int32_t decodes) const {
+// Under the step-time target: what the fit leaves after the decodes and their
+// drafts (which it prices as prefill tokens), but at least one block, so that
+// prompts advance even when decodes fill the target.
+int32_t Scheduler::prefill_allowance(int32_t decodes, int32_t drafts) const {
   if (config_.max_step_ms <= 0) return config_.max_batch_tokens;
   const int32_t fits = cost_.prefill_within(config_.max_step_ms / 1000.0, decodes, config_.max_batch_tokens);
-  return std::max(fits, blocks_.block_size());
+  return std::max(fits - drafts, blocks_.block_size());
 }
 
 int32_t Scheduler::chunk(const Sequence* seq) const {
@@ -139,6 +194,7 @@ void Scheduler::preempt(Sequence* seq) {
   }
   blocks_.release(seq->table);
   seq->computed = 0;
+  seq->spec.input.clear();
   seq->kept.reset();
   running_.erase(std::find(running_.begin(), running_.end(), seq));
   waiting_.push_back(seq);

@@ -8,7 +8,9 @@
 // fit of past steps' times (StepCost) predicts fits in it. When KV blocks run out,
 // the lowest-priority, latest-arrived running sequence is preempted: its
 // blocks are freed and it is recomputed later (its tokens so far become its
-// prompt; the prefix cache often still holds them).
+// prompt; the prefix cache often still holds them). With speculation on,
+// decodes whose drafts pay (speculation.h) carry them after every decode has
+// its token, within the budget and only in blocks free without preempting.
 #include <cstdint>
 #include <vector>
 
@@ -21,7 +23,7 @@ namespace parley {
 
 struct ScheduledSeq {
   Sequence* seq;
-  int32_t n;  // tokens evaluated this step, from seq->computed
+  int32_t n;  // tokens evaluated this step, from seq->computed (speculating: seq->spec.input's)
 };
 
 // Waiting-queue order. Fcfs: higher priority first, then arrival. CostAware:
@@ -34,14 +36,23 @@ bool runs_before(const Sequence& a, const Sequence& b, SchedulePolicy policy, Cl
 
 class Scheduler {
  public:
-  Scheduler(const EngineConfig& config, BlockManager& blocks);
+  // `spec`: null or off for no speculation; drafts stay below `context_limit` positions.
+  Scheduler(const EngineConfig& config, BlockManager& blocks, const Speculator* spec = nullptr,
+            int32_t context_limit = 0);
 
   void add(Sequence* seq);     // joins the waiting queue
   void remove(Sequence* seq);  // leaves whichever queue; its blocks are released
   // This step's work (empty when there is none).
   const std::vector<ScheduledSeq>& schedule(Clock::time_point now);
-  // Records that the scheduled tokens were evaluated (commits full blocks to the prefix cache).
+  // Records that the scheduled tokens were evaluated (commits full blocks to
+  // the prefix cache). Of a speculating sequence only its last token counts:
+  // its drafts count once kept (spec_kept).
   void step_done();
+  // A speculating sequence kept its next draft: its K/V counts (and its
+  // block, once full, joins the prefix cache, even if the sequence ends now).
+  void spec_kept(Sequence* seq);
+  // Its verification is over: the rejected positions' blocks go back.
+  void spec_done(Sequence* seq);
   // The wall time of the step just done, for the step-time target's fit.
   void step_timed(double seconds);
 
@@ -55,7 +66,10 @@ class Scheduler {
 
  private:
   void schedule_running(bool decodes);
-  int32_t prefill_allowance(int32_t decodes) const;
+  int32_t speculate();
+  double position_cost() const;
+  int32_t spec_room(const Sequence* seq) const;
+  int32_t prefill_allowance(int32_t decodes, int32_t drafts) const;
   bool make_room(Sequence* seq, int32_t n);
   bool reserve(Sequence* seq, int32_t n);
   void preempt(Sequence* seq);
@@ -68,6 +82,8 @@ class Scheduler {
 
   const EngineConfig config_;
   BlockManager& blocks_;
+  const Speculator* spec_;
+  int32_t context_limit_;
   std::vector<Sequence*> waiting_, running_;  // running_: highest priority first
   std::vector<ScheduledSeq> batch_;
   int32_t budget_ = 0;
@@ -75,6 +91,7 @@ class Scheduler {
   int32_t prefill_budget_ = 0;
   StepCost cost_;
   bool preempted_ = false;
+  uint64_t spec_steps_ = 0;  // steps with decodes, for the probes (speculation.h)
   uint64_t preemptions_ = 0, hit_tokens_ = 0, query_tokens_ = 0;
 };
 

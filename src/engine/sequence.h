@@ -10,6 +10,7 @@
 #include "engine/kv_retention.h"
 #include "engine/request.h"
 #include "engine/sampler.h"
+#include "engine/speculation.h"
 #include "engine/stop.h"
 #include "engine/token_constraint.h"
 #include "tokenizer/tokenizer.h"
@@ -44,6 +45,7 @@ struct Sequence {
   StopStringMatcher stops;
   std::vector<float> pooled;  // embedding requests: BatchChunk::pooled
   std::optional<TokenConstraint> constraint;  // requests with a grammar
+  SpecState spec;
 
   // The next token from these logits (which it may modify).
   int32_t draw(float* logits) { return constraint ? constraint->sample(sampler, logits) : sampler.sample(logits); }

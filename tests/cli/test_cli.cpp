@@ -84,6 +84,28 @@ TEST(Cli, SeededSamplingIsReproducible) {
   EXPECT_NE(a.out, c.out);
 }
 
+// --spec changes the speed, not the text; the oracle drafter reads the ids
+// `generate --ids` printed.
+TEST(Cli, GenerateWithSpeculationGivesTheSameTokens) {
+  const std::string gen = "generate -p 'Lily saw a ball. Lily saw a ball. Lily' --temp 0 -n 40 --ids";
+  const auto plain = run(gen);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const auto ngram = run(gen + " --spec ngram --spec-tokens 4 --spec-fixed");
+  ASSERT_EQ(ngram.status, 0) << ngram.err;
+  EXPECT_EQ(ngram.out, plain.out);
+  EXPECT_NE(ngram.err.find("speculation: "), std::string::npos) << ngram.err;
+  const auto path = (std::filesystem::temp_directory_path() / ("parley-oracle-" + std::to_string(::getpid()))).string();
+  std::ofstream(path) << plain.out;
+  const auto oracle = run(gen + " --spec-oracle " + path + " --spec-tokens 8 --spec-fixed");
+  std::filesystem::remove(path);
+  ASSERT_EQ(oracle.status, 0) << oracle.err;
+  EXPECT_EQ(oracle.out, plain.out);
+  EXPECT_NE(oracle.err.find("(100%)"), std::string::npos) << oracle.err;
+  const auto bad = run(gen + " --spec draft");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--spec"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, Tokenize) {
   const auto r = run("tokenize 'Once upon a time'");
   ASSERT_EQ(r.status, 0) << r.err;

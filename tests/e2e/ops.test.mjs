@@ -262,6 +262,7 @@ test('metrics: histograms, responses by route and status, engine step time, and 
     assert.ok(metric(after, 'parley_step_time_us_total') > 0);
     assert.equal(metric(after, 'parley_prefill_budget'), 16);
     assert.ok(metric(after, 'parley_step_error_us') >= 0);  // present (NaN when missing)
+    assert.equal(metric(after, 'parley_spec_drafted_total'), 0);  // present; --spec is off by default
     const s = await waitForStats(u, (x) => x.ttft_p99_s > 0, 3000);
     assert.ok(s.ttft_p99_s >= s.ttft_p50_s && s.ttft_p50_s > 0, JSON.stringify(s));
     assert.ok(s.e2e_p99_s > 0);

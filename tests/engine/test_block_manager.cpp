@@ -54,6 +54,27 @@ TEST(BlockManager, ReservesAllOrNothingAndReleases) {
   EXPECT_EQ(m.used_blocks(), 0);
 }
 
+// Speculative positions that were rejected: the blocks past the kept slots
+// go back, the hashed (committed) ones stay.
+TEST(BlockManager, TruncateKeepsTheBlocksOfTheKeptSlots) {
+  BlockManager m(6, kBs, true);
+  BlockTable a;
+  const auto t = tokens(20, 1);
+  ASSERT_TRUE(m.reserve(a, 0, 5));
+  m.commit(a, t.data(), 5);  // block 0 hashed
+  ASSERT_TRUE(m.reserve(a, 5, 14));  // 4 blocks: drafts up to slot 13
+  EXPECT_EQ(m.free_blocks(), 2);
+  m.truncate(a, 7);  // slots 0-6 kept: 2 blocks
+  EXPECT_EQ(a.blocks.size(), 2u);
+  EXPECT_EQ(a.hashes.size(), 1u);
+  EXPECT_EQ(m.free_blocks(), 4);
+  m.truncate(a, 8);  // nothing past block 1 left
+  EXPECT_EQ(a.blocks.size(), 2u);
+  m.release(a);
+  EXPECT_EQ(m.free_blocks(), 6);
+  EXPECT_EQ(m.cached_blocks(), 1);
+}
+
 TEST(BlockManager, PrefixHitsAreVerifiedAndShared) {
   BlockManager m(8, kBs, true);
   const auto t = tokens(10, 0);

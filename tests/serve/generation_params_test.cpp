@@ -39,7 +39,8 @@ TEST(GenerationParams, ReadsEveryField) {
   const GenerationParams p = parse(R"({"temperature": 0, "top_p": 0.5, "top_k": 40, "min_p": 0.1, "n": 3,
     "max_tokens": 7, "stop": ["a", "b"], "seed": 42, "presence_penalty": 0.5, "frequency_penalty": -1,
     "logit_bias": {"13": 5, "7": -100}, "logprobs": true, "top_logprobs": 3, "stream": true,
-    "stream_options": {"include_usage": true}, "user": "u1", "ignore_eos": true})");
+    "stream_options": {"include_usage": true}, "user": "u1", "ignore_eos": true,
+    "speculative": false})");
   EXPECT_FLOAT_EQ(p.sampling.temperature, 0.0f);
   EXPECT_FLOAT_EQ(p.sampling.top_p, 0.5f);
   EXPECT_EQ(p.sampling.top_k, 40);
@@ -56,6 +57,8 @@ TEST(GenerationParams, ReadsEveryField) {
   EXPECT_TRUE(p.stream);
   EXPECT_TRUE(p.include_usage);
   EXPECT_TRUE(p.ignore_eos);
+  EXPECT_FALSE(p.speculative);
+  EXPECT_TRUE(parse("{}").speculative);
   EXPECT_EQ(p.user, "u1");
 }
 

@@ -102,6 +102,7 @@ GenerationParams parse_generation_params(const json& body, const ParamLimits& li
   p.max_tokens = int32_t(max_completion ? *max_completion : max_tokens.value_or(0));
   p.stop = parse_stop(body, names.stop);
   p.ignore_eos = get_bool(body, "ignore_eos").value_or(false);
+  p.speculative = get_bool(body, "speculative").value_or(true);
   p.n = int32_t(get_integer(body, "n", 1, limits.max_n).value_or(1));
   p.top_logprobs = parse_logprobs(body, style);
   p.stream = get_bool(body, "stream").value_or(false);

@@ -19,6 +19,7 @@ struct GenerationParams {
   int32_t max_tokens = 0;   // 0: until the end of the context
   std::vector<std::string> stop;
   bool ignore_eos = false;
+  bool speculative = true;  // false: this request is never speculated on (the output is the same either way)
   int32_t n = 1;
   int32_t top_logprobs = -1;  // -1: no logprobs; 0..20 alternatives per token
   bool stream = false;

@@ -22,6 +22,7 @@ Request make_request(const GenerationParams& p, std::vector<int32_t> prompt, int
   r.max_tokens = p.max_tokens > 0 ? p.max_tokens : context_length - int32_t(r.prompt.size());
   r.stop_strings = p.stop;
   r.ignore_eos = p.ignore_eos;
+  r.speculative = p.speculative;
   r.top_logprobs = p.top_logprobs;
   r.kv_retention = p.kv_retention;
   r.grammar = p.output.grammar;

@@ -16,7 +16,8 @@ constexpr std::string_view kGeneration[] = {"model", "temperature", "top_p", "to
                            "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "max_tokens",
                            "max_completion_tokens", "stop", "ignore_eos", "n", "logprobs", "top_logprobs",
                            "stream", "stream_options", "user", "kv_retention", "priority",
-                           "truncate_prompt_tokens", "cache", "timeout", "response_format", "grammar"};
+                           "truncate_prompt_tokens", "cache", "timeout", "response_format", "grammar",
+                           "speculative"};
 constexpr std::string_view kChat[] = {"messages", "session_id", "chat_template_kwargs"};
 constexpr std::string_view kCompletions[] = {"prompt", "echo", "suffix", "best_of"};
 

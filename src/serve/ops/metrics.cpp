@@ -37,6 +37,12 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"step_time_us", "counter", "Microseconds the engine spent in steps (scheduling, forward pass, sampling)", int64_t(s.step_us)},
       {"prefill_budget", "gauge", "Prefill tokens the last engine step allowed (--max-step-ms's fit, else --max-batch-tokens)", int64_t(s.prefill_budget)},
       {"step_error_us", "gauge", "RMS of the step-time fit's recent prediction errors, microseconds (--max-step-ms keeps twice this free)", s.step_error_us},
+      // Speculative decoding (--spec): acceptance = accepted / drafted, tokens
+      // per verification = spec_tokens / spec_verifications.
+      {"spec_drafted", "counter", "Drafted tokens verified by speculative decoding", int64_t(s.spec_drafted)},
+      {"spec_accepted", "counter", "Drafted tokens kept", int64_t(s.spec_accepted)},
+      {"spec_verifications", "counter", "Verifications (one speculating sequence in one engine step)", int64_t(s.spec_verifications)},
+      {"spec_tokens", "counter", "Tokens produced by verifications (kept drafts plus one each)", int64_t(s.spec_tokens)},
       {"connections", "gauge", "Open client connections", int64_t(st.connections.load())},
       {"websockets", "gauge", "Open WebSocket connections (also counted in connections)", int64_t(st.websockets.load())},
       {"max_connections", "gauge", "Most open connections (--max-connections)", int64_t(st.max_connections.load())},
@@ -110,6 +116,8 @@ json stats_json(const ApiContext& ctx) {
   out["prefix_cache_hit_rate"] =
       s.prefix_cache_query_tokens ? double(s.prefix_cache_hit_tokens) / double(s.prefix_cache_query_tokens) : 0.0;
   out["kv_usage"] = s.kv_blocks_total ? double(s.kv_blocks_used) / double(s.kv_blocks_total) : 0.0;
+  out["spec_acceptance_rate"] = s.spec_drafted ? double(s.spec_accepted) / double(s.spec_drafted) : 0.0;
+  out["spec_tokens_per_step"] = s.spec_verifications ? double(s.spec_tokens) / double(s.spec_verifications) : 0.0;
   return out;
 }
 

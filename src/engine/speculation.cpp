@@ -1,0 +1,82 @@
+#include "engine/speculation.h"
+
+#include <algorithm>
+#include <span>
+
+#include "engine/ngram_drafter.h"
+#include "engine/sequence.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+constexpr int32_t kMaxSpecTokens = 16;
+// Weight of the newest verification in the acceptance estimate.
+constexpr double kAcceptanceRate = 0.25;
+// A sequence that does not speculate drifts back toward the prior this much
+// a step, so that one bad stretch does not turn it off for good.
+constexpr double kPrior = 0.5, kDrift = 0.02;
+
+}  // namespace
+
+const char* spec_mode_name(SpecMode m) {
+  switch (m) {
+    case SpecMode::Off: return "off";
+    case SpecMode::Ngram: return "ngram";
+    case SpecMode::Oracle: return "oracle";
+  }
+  return "?";
+}
+
+Speculator::Speculator(SpecConfig config) : config_(std::move(config)) {
+  if (config_.max_tokens < 1 || config_.max_tokens > kMaxSpecTokens)
+    throw Error("speculative tokens must be in [1, " + std::to_string(kMaxSpecTokens) + "], got " +
+                std::to_string(config_.max_tokens));
+}
+
+// The drafts j = 1.. for which acceptance^j > theta, within room.
+int32_t Speculator::worth(const Sequence& seq, double theta, int32_t room) const {
+  const int32_t cap = std::min(config_.max_tokens, room);
+  if (!config_.adaptive) return cap;
+  double p = seq.spec.acceptance;
+  int32_t k = 0;
+  while (k < cap && p > theta) {
+    ++k;
+    p *= seq.spec.acceptance;
+  }
+  return k;
+}
+
+int32_t Speculator::draft(Sequence& seq, double theta, int32_t room) const {
+  SpecState& s = seq.spec;
+  s.input.clear();
+  const int32_t k = worth(seq, theta, room);
+  if (k == 0) {
+    s.acceptance += kDrift * (kPrior - s.acceptance);
+    return 0;
+  }
+  s.input.push_back(seq.tokens.back());
+  int32_t n = 0;
+  if (config_.mode == SpecMode::Ngram) {
+    n = ngram_draft(std::span<const int32_t>(seq.tokens), k, s.input);
+  } else if (config_.mode == SpecMode::Oracle) {
+    const auto& o = config_.oracle;
+    const auto g = size_t(seq.generated());
+    if (g <= o.size() && std::equal(o.begin(), o.begin() + ptrdiff_t(g), seq.tokens.begin() + seq.prompt_len)) {
+      n = int32_t(std::min(size_t(k), o.size() - g));
+      s.input.insert(s.input.end(), o.begin() + ptrdiff_t(g), o.begin() + ptrdiff_t(g) + n);
+    }
+  }
+  if (n == 0) s.input.clear();
+  return n;
+}
+
+void Speculator::observe(Sequence& seq, int32_t drafted, int32_t accepted) {
+  // Drafts looked at: the accepted ones and the first rejected one.
+  const int32_t seen = accepted + (accepted < drafted ? 1 : 0);
+  if (seen == 0) return;
+  double& a = seq.spec.acceptance;
+  a += kAcceptanceRate * (double(accepted) / double(seen) - a);
+}
+
+}  // namespace parley

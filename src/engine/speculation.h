@@ -1,0 +1,72 @@
+#pragma once
+// Speculative decoding (docs/performance.md, "Speculative decoding"): a
+// drafter proposes a decoding sequence's next few tokens; one engine step
+// evaluates its last token and the k drafts together (k + 1 positions, about
+// the price of one while the step is bound by reading the weights), and the
+// sequence keeps the drafts its own sampler draws from those rows, up to the
+// first that differs, plus the token drawn there. Output is token for token
+// what decoding without speculation gives (same seed, same tokens).
+//
+// How many drafts pay: an extra position costs `theta` (the step-cost fit's
+// price of one more token, in units of one sequence's share of a decode
+// step); the j-th draft is kept with probability about acceptance^j, so a
+// sequence drafts the j for which acceptance^j > theta. Its acceptance is a
+// running estimate of its recent verifications. Under load (a compute-bound
+// step) theta nears or passes 1 and speculation stops by itself. The fit
+// learns what a drafted position costs only from steps that carry some, so
+// every kProbeEvery-th step with decodes drafts one token wherever it can.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parley {
+
+struct Sequence;
+
+constexpr int32_t kProbeEvery = 16;
+
+enum class SpecMode {
+  Off,
+  Ngram,   // prompt lookup (ngram_drafter.h)
+  Oracle,  // SpecConfig::oracle: a known continuation, for measuring the ceiling
+};
+const char* spec_mode_name(SpecMode m);  // "off", "ngram", "oracle"
+
+struct SpecConfig {
+  SpecMode mode = SpecMode::Off;
+  int32_t max_tokens = 8;  // drafts per sequence and step at most (--spec-tokens)
+  // False: every decode drafts max_tokens whenever the drafter has them,
+  // whatever they cost (for measurements and tests).
+  bool adaptive = true;
+  // Oracle: the tokens every sequence's output is proposed to continue with
+  // (the target's own greedy output of the prompt, from a first run).
+  std::vector<int32_t> oracle;
+};
+
+// A sequence's speculation state.
+struct SpecState {
+  // This step's verification input: the last token, then the drafts (empty:
+  // not speculating this step).
+  std::vector<int32_t> input;
+  double acceptance = 0.5;  // running estimate of one draft's acceptance
+  int32_t drafts() const { return input.empty() ? 0 : int32_t(input.size()) - 1; }
+};
+
+class Speculator {
+ public:
+  explicit Speculator(SpecConfig config);  // throws parley::Error for a bad max_tokens
+
+  bool enabled() const { return config_.mode != SpecMode::Off; }
+  const SpecConfig& config() const { return config_; }
+  // Fills seq.spec.input with at most `room` drafts worth verifying at
+  // `theta` (see above); returns how many (0: input left empty).
+  int32_t draft(Sequence& seq, double theta, int32_t room) const;
+  // After a verification of `drafted` drafts of which `accepted` were kept.
+  static void observe(Sequence& seq, int32_t drafted, int32_t accepted);
+
+ private:
+  int32_t worth(const Sequence& seq, double theta, int32_t room) const;
+  SpecConfig config_;
+};
+
+}  // namespace parley
