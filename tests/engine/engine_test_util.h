@@ -26,6 +26,21 @@ struct Outcome {
   int finals = 0;
 };
 
+// Each request's tokens, text and end are those of the one it is compared with;
+// it ended once.
+inline void expect_same_outcomes(const std::vector<Outcome>& got, const std::vector<Outcome>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    EXPECT_EQ(got[i].tokens, want[i].tokens);
+    EXPECT_EQ(got[i].text, want[i].text);
+    EXPECT_EQ(got[i].final.finish, want[i].final.finish);
+    EXPECT_EQ(got[i].final.stop_string, want[i].final.stop_string);
+    EXPECT_EQ(got[i].final.completion_tokens, want[i].final.completion_tokens);
+    EXPECT_EQ(got[i].finals, 1);
+  }
+}
+
 // Thread-safe: sinks run on the engine thread, the test waits on its own.
 class Collector {
  public:

@@ -51,19 +51,6 @@ EngineConfig config(SpecMode mode, int32_t k = 4, bool adaptive = false) {
   return c;
 }
 
-void expect_same(const std::vector<Outcome>& got, const std::vector<Outcome>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    SCOPED_TRACE("request " + std::to_string(i));
-    EXPECT_EQ(got[i].tokens, want[i].tokens);
-    EXPECT_EQ(got[i].text, want[i].text);
-    EXPECT_EQ(got[i].final.finish, want[i].final.finish);
-    EXPECT_EQ(got[i].final.stop_string, want[i].final.stop_string);
-    EXPECT_EQ(got[i].final.completion_tokens, want[i].final.completion_tokens);
-    EXPECT_EQ(got[i].finals, 1);
-  }
-}
-
 // Text that repeats itself, so that prompt lookup finds drafts.
 std::vector<int32_t> repeating_prompt(const Model& model) {
   const std::string passage = "Once upon a time, there was a little girl named Lily. She loved to play outside.";
@@ -83,7 +70,7 @@ TEST(EngineSpeculation, NgramGreedySingleStreamIsUnchanged) {
   const std::vector<Request> r{testing::greedy(repeating_prompt(*model), 80)};
   EngineStats st;
   const auto got = run(*model, config(SpecMode::Ngram), r, &st);
-  expect_same(got, run(*model, config(SpecMode::Off), r));
+  expect_same_outcomes(got, run(*model, config(SpecMode::Off), r));
   EXPECT_GT(st.spec_accepted, 0u);
   EXPECT_LT(st.steps, 80u);  // kept drafts saved steps
   EXPECT_EQ(st.spec_tokens, st.spec_accepted + st.spec_verifications);
@@ -105,7 +92,7 @@ TEST(EngineSpeculation, GrammarOutputIsUnchanged) {
     rs.push_back(r);
   }
   EngineStats st;
-  expect_same(run(*model, config(SpecMode::Ngram, 4), rs, &st), run(*model, config(SpecMode::Off), rs));
+  expect_same_outcomes(run(*model, config(SpecMode::Ngram, 4), rs, &st), run(*model, config(SpecMode::Off), rs));
   EXPECT_GT(st.spec_accepted, 0u);
 }
 
@@ -137,7 +124,7 @@ TEST(EngineSpeculation, BatchedMixedRequestsAreUnchanged) {
   EngineStats st;
   const auto got = run(*model, config(SpecMode::Ngram, 6), requests, &st);
   const auto want = run(*model, config(SpecMode::Off), requests);
-  expect_same(got, want);
+  expect_same_outcomes(got, want);
   for (size_t i = 0; i < got.size(); ++i)
     for (size_t e = 0; e < got[i].events.size(); ++e) {
       EXPECT_EQ(got[i].events[e].logprob, want[i].events[e].logprob);
@@ -160,14 +147,14 @@ TEST(EngineSpeculation, TinyPoolAndRetentionPolicies) {
   EngineStats st;
   EngineConfig off = c;
   off.spec.mode = SpecMode::Off;
-  expect_same(run(*model, c, requests, &st), run(*model, off, requests));
+  expect_same_outcomes(run(*model, c, requests, &st), run(*model, off, requests));
   EXPECT_GT(st.preemptions, 0u);
   EXPECT_GT(st.spec_accepted, 0u);
   EXPECT_EQ(st.kv_blocks_used, 0u);
 
   for (auto& r : requests) r.kv_retention = KvRetention{KvPolicy::Window, 32, 4, 64};
   EngineStats window;
-  expect_same(run(*model, config(SpecMode::Ngram, 8), requests, &window), run(*model, config(SpecMode::Off), requests));
+  expect_same_outcomes(run(*model, config(SpecMode::Ngram, 8), requests, &window), run(*model, config(SpecMode::Off), requests));
   EXPECT_EQ(window.spec_drafted, 0u);
 }
 
@@ -187,7 +174,7 @@ TEST(EngineSpeculation, OracleKeepsEveryDraftAcrossBlocks) {
   EngineStats st;
   EngineConfig off = c;
   off.spec.mode = SpecMode::Off;
-  expect_same(run(*model, c, {r}, &st), run(*model, off, {r}));
+  expect_same_outcomes(run(*model, c, {r}, &st), run(*model, off, {r}));
   EXPECT_EQ(st.spec_accepted, st.spec_drafted);
   EXPECT_LE(st.steps, 2u + 60u / 9u + 1u);
   EXPECT_EQ(st.kv_blocks_used, 0u);
@@ -218,7 +205,7 @@ TEST(EngineSpeculation, AdaptiveDraftsWhatPays) {
   EngineConfig c = config(SpecMode::Oracle, 8, true);
   c.spec.oracle = sc.oracle;
   EngineStats st;
-  expect_same(run(*model, c, {r}, &st), run(*model, config(SpecMode::Off), {r}));
+  expect_same_outcomes(run(*model, c, {r}, &st), run(*model, config(SpecMode::Off), {r}));
   EXPECT_GT(st.spec_accepted, 0u);
 }
 
@@ -238,7 +225,7 @@ TEST(EngineSpeculation, StopsInsideAKeptRun) {
   rs[2].max_tokens = 11;
   EngineStats st;
   const auto got = run(*model, c, rs, &st);
-  expect_same(got, run(*model, config(SpecMode::Off), rs));
+  expect_same_outcomes(got, run(*model, config(SpecMode::Off), rs));
   EXPECT_EQ(got[0].final.finish, FinishReason::Stop);
   EXPECT_FALSE(got[1].final.stop_string.empty());
   EXPECT_EQ(got[2].tokens.size(), 11u);
@@ -287,7 +274,7 @@ TEST(EngineSpeculation, RejectedPositionsGiveTheirBlocksBack) {
   EngineConfig off = c;
   off.spec.mode = SpecMode::Off;
   EngineStats st, st_off;
-  expect_same(run(*model, c, rs, &st), run(*model, off, rs, &st_off));
+  expect_same_outcomes(run(*model, c, rs, &st), run(*model, off, rs, &st_off));
   EXPECT_GT(st.spec_drafted, st.spec_accepted);  // some were rejected
   EXPECT_EQ(st.kv_blocks_used, 0u);
   EXPECT_EQ(st.kv_blocks_cached, st_off.kv_blocks_cached);
