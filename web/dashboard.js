@@ -92,6 +92,8 @@ const CHARTS = [
   { id: 'cache', title: 'Cache hit rates (%)', series: ['prefix', 'response'], max: 100,
     values: (now, prev) => [hitRate(now, prev, 'prefix_cache_hit_tokens', 'prefix_cache_query_tokens'),
       responseCacheRate(now, prev)] },
+  { id: 'spec', title: 'Speculative drafts kept (%)', series: ['kept'], max: 100,
+    values: (now, prev) => [hitRate(now, prev, 'spec_accepted', 'spec_drafted')] },
   { id: 'degraded', title: 'Degraded mode (1 = on)', series: ['degraded'], max: 1,
     values: (now) => [now.flat.degraded ?? null] },
 ];

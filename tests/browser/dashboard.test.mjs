@@ -96,6 +96,32 @@ test('the charts follow the load', async (t) => {
     }
     assert.equal(await page.textContent('#degraded'), s.degraded ? 'Degraded mode' : 'Normal mode');
     assert.equal(await page.textContent('#model'), s.model);
+    assert.equal(await valueText(page, 'spec'), '—', 'no speculative decoding on this server');
+  });
+});
+
+test('the speculative-decoding chart shows the share of drafts kept', async (t) => {
+  // Prompt lookup drafting every step, on a prompt that repeats itself.
+  const spec = await startServer(['--spec', 'ngram', '--spec-tokens', '4', '--spec-fixed']);
+  t.after(() => spec.stop());
+  await withPage(browser, t, async (page) => {
+    await page.goto(`${spec.url}/dashboard`);
+    await page.waitForFunction(() => document.getElementById('updated').textContent.startsWith('Updated'));
+    const passage = 'Lily said, "I like the big red ball." Tom said, "I like the big red ball."';
+    let kept = NaN;
+    const deadline = Date.now() + 8000;
+    while (Date.now() < deadline && !Number.isFinite(kept)) {
+      const r = await fetch(`${spec.url}/v1/completions`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ prompt: `${passage} Mom said,`, max_tokens: 48, temperature: 0, cache: false }),
+      });
+      assert.equal(r.status, 200);
+      await sleep(1100);  // a poll after the drafts
+      kept = firstNumber(await valueText(page, 'spec'));
+    }
+    const s = await stats(spec.url);
+    assert.ok(s.spec_drafted > 0, `drafts made (${s.spec_drafted})`);
+    assert.ok(kept >= 0 && kept <= 100, `share kept shown (${kept})`);
   });
 });
 
