@@ -4,10 +4,12 @@
 // sampled tokens follow the target's distribution, and rejected positions'
 // blocks go back. Also the prompt-lookup drafter.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <thread>
 
@@ -16,6 +18,7 @@
 #include "engine/sequence.h"
 #include "engine_test_util.h"
 #include "kernels/thread_pool.h"
+#include "model/mkmodel.h"
 #include "model/sequence_forward.h"
 
 namespace parley {
@@ -132,6 +135,34 @@ TEST(EngineSpeculation, BatchedMixedRequestsAreUnchanged) {
     }
   EXPECT_GT(st.spec_accepted, 0u);
   EXPECT_EQ(st.kv_blocks_used, 0u);
+}
+
+// Generated models of other families (random weights repeat themselves, so
+// prompt lookup drafts): a Llama with Q8_0 weights, Gemma 2 (soft-caps, a
+// window), a mixture of experts. Speculation changes no token.
+TEST(EngineSpeculation, GeneratedModelsAreUnchanged) {
+  const std::string path = ::testing::TempDir() + "parley-spec-" + std::to_string(::getpid()) + ".gguf";
+  for (const char* arch : {"llama", "gemma2", "qwen3moe"}) {
+    SCOPED_TRACE(arch);
+    MkModelSpec s;
+    s.arch = arch;
+    s.dim = 64;
+    s.n_heads = 4;
+    s.n_kv_heads = 2;
+    s.ffn_dim = 128;
+    s.sliding_window = 16;
+    s.type = DType::Q8_0;
+    s.vocab_from = testing::kBundled;
+    write_random_model(s, path);
+    auto model = Model::load(path);
+    std::vector<Request> rs;
+    for (int i = 0; i < 4; ++i) rs.push_back(testing::greedy(testing::prompt(12 + 9 * i, i), 40 + 5 * i));
+    EngineStats st;
+    expect_same_outcomes(run(*model, config(SpecMode::Ngram, 5), rs, &st), run(*model, config(SpecMode::Off), rs));
+    EXPECT_GT(st.spec_accepted, 0u) << st.spec_drafted << " drafted";
+    EXPECT_EQ(st.kv_blocks_used, 0u);
+  }
+  std::filesystem::remove(path);
 }
 
 // A pool of 12 blocks for 8 requests: speculation takes only blocks that are
