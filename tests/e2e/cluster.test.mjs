@@ -110,7 +110,9 @@ test('SSE chunks pass through nginx as they are generated (no buffering)', async
   const c = await startCluster({ replicas: 1, args: ['-m', slow.path] });
   try {
     const start = Date.now();
-    const r = await post(c.url, '/v1/completions', { prompt: 'Once', max_tokens: 600, ignore_eos: true, stream: true });
+    // Long enough that the first bytes' fixed latency (proxy, connection,
+    // prefill: tens of ms) is a small share of the stream on a fast host.
+    const r = await post(c.url, '/v1/completions', { prompt: 'Once', max_tokens: 3000, ignore_eos: true, stream: true });
     assert.equal(r.status, 200);
     assert.match(r.headers.get('content-type'), /^text\/event-stream/);
     assert.equal(r.headers.get('x-accel-buffering'), 'no');
