@@ -30,7 +30,9 @@ void run_mkmodel(MkModelArgs a) {
     throw Error("unknown preset '" + a.preset + "' (known: " + preset_names() + ")");
   if (a.layers > 0) a.spec.n_layers = a.layers;  // a preset cut down to fewer blocks
   const auto type = dtype_from_name(a.type);
-  if (!type) throw Error("unknown weight type '" + a.type + "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k)");
+  if (!type)
+    throw Error("unknown weight type '" + a.type +
+                "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs)");
   a.spec.type = *type;
   if (a.spec.vocab_from.empty()) a.spec.vocab_from = PARLEY_DEFAULT_MODEL;
   if (const auto named = chat::named_chat_template(a.chat_template)) {
