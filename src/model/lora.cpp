@@ -1,0 +1,178 @@
+#include "model/lora.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "gguf/gguf.h"
+#include "kernels/quant.h"
+#include "model/model.h"
+#include "util/error.h"
+
+namespace parley {
+namespace {
+
+constexpr const char* kStems[kLoraTargets] = {"attn_q",   "attn_k", "attn_v",   "attn_output",
+                                              "ffn_gate", "ffn_up", "ffn_down", "output"};
+
+// Stems of tensors an adapter may not target: fused matrices (Phi-3's QKV),
+// mixture-of-experts experts, routers and shared experts, the embedding.
+constexpr const char* kRefused[] = {"attn_qkv", "_exps", "_shexp", "ffn_gate_inp", "token_embd"};
+
+struct Site {
+  int32_t layer = -1;
+  LoraTarget target = LoraTarget::Output;
+};
+
+// "blk.3.ffn_up.weight" -> layer 3, Up; "output.weight" -> Output; else an Error.
+Site site_of(const std::string& adapter, const std::string& name) {
+  for (const char* r : kRefused)
+    if (name.find(r) != std::string::npos)
+      throw Error(adapter + ": LoRA on tensor '" + name + "' is not supported (fused, expert or embedding matrix)");
+  if (name == "output.weight") return {};
+  const std::string blk = "blk.", suffix = ".weight";
+  const size_t dot = name.find('.', blk.size());
+  if (name.rfind(blk, 0) == 0 && dot != std::string::npos && name.size() > suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    const std::string num = name.substr(blk.size(), dot - blk.size());
+    const std::string stem = name.substr(dot + 1, name.size() - suffix.size() - dot - 1);
+    if (!num.empty() && std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      for (int32_t t = 0; t < kLoraTargets - 1; ++t)
+        if (stem == kStems[t]) return {std::stoi(num), LoraTarget(t)};
+  }
+  throw Error(adapter + ": LoRA tensor '" + name + "' is not a projection this model runs");
+}
+
+const MatrixView& base_matrix(const Model& m, const Site& s) {
+  if (s.target == LoraTarget::Output) return m.weights().output;
+  const LayerWeights& lw = m.weights().layers[size_t(s.layer)];
+  const MatrixView* views[] = {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down};
+  return *views[int32_t(s.target)];
+}
+
+std::vector<float> widen(const gguf::TensorInfo& t) {
+  std::vector<float> v(t.n_elements());
+  dequantize_row(t.type, t.data, v.data(), int64_t(v.size()));
+  return v;
+}
+
+std::string dims_text(const gguf::TensorInfo& t) { return gguf::shape_text(t.dims); }
+
+std::atomic<uint64_t> next_id{1};
+
+}  // namespace
+
+const char* lora_target_name(LoraTarget t) { return kStems[int32_t(t)]; }
+
+std::unique_ptr<LoraAdapter> LoraAdapter::load(const std::string& path, const Model& base) {
+  if (!base.gguf()) throw Error(path + ": LoRA adapters need a GGUF base model");
+  const auto f = gguf::File::open(path);
+  if (f->get_string("general.type", "") != "adapter" || f->get_string("adapter.type", "") != "lora")
+    throw Error(path + ": not a LoRA adapter (general.type must be 'adapter', adapter.type 'lora')");
+  const std::string arch = f->get_string("general.architecture", "");
+  const std::string base_arch = base.gguf()->get_string("general.architecture");
+  if (arch != base_arch)
+    throw Error(path + ": adapter for architecture '" + arch + "', the base model is '" + base_arch + "'");
+  std::unique_ptr<LoraAdapter> a(new LoraAdapter);
+  a->path_ = path;
+  a->id_ = next_id.fetch_add(1);
+  a->alpha_ = float(f->get_float("adapter.lora.alpha", 0.0));
+  a->by_layer_.resize(std::max<size_t>(1, base.weights().layers.size()), {});
+  const std::string a_suffix = ".lora_a", b_suffix = ".lora_b";
+  for (const auto& ta : f->tensors()) {
+    const bool is_a = ta.name.size() > a_suffix.size() && ta.name.ends_with(a_suffix);
+    if (!is_a && ta.name.ends_with(b_suffix)) {
+      if (!f->find_tensor(ta.name.substr(0, ta.name.size() - b_suffix.size()) + a_suffix))
+        throw Error(path + ": tensor '" + ta.name + "' has no matching lora_a");
+      continue;
+    }
+    if (!is_a) throw Error(path + ": tensor '" + ta.name + "' is neither a lora_a nor a lora_b");
+    const std::string name = ta.name.substr(0, ta.name.size() - a_suffix.size());
+    const gguf::TensorInfo* tb = f->find_tensor(name + b_suffix);
+    if (!tb) throw Error(path + ": tensor '" + ta.name + "' has no matching lora_b");
+    const Site site = site_of(path, name);
+    const gguf::TensorInfo* w = base.gguf()->find_tensor(name);
+    if (!w || (site.layer >= int32_t(base.weights().layers.size())))
+      throw Error(path + ": LoRA tensor '" + name + "' does not exist in the base model");
+    for (const gguf::TensorInfo* t : {&ta, tb}) {
+      if (t->dims.size() != 2)
+        throw Error(path + ": tensor '" + t->name + "' must be 2-D, has shape " + dims_text(*t));
+      if (t->type != DType::F32 && t->type != DType::F16 && t->type != DType::BF16 && t->type != DType::Q8_0)
+        throw Error(path + ": tensor '" + t->name + "' has type " + std::string(dtype_name(t->type)) +
+                    "; adapters may be F32, F16, BF16 or Q8_0");
+    }
+    if (w->dims.size() != 2 || ta.dims[0] != w->dims[0] || tb->dims[1] != w->dims[1] || ta.dims[1] != tb->dims[0])
+      throw Error(path + ": tensor '" + name + "' has shape " + gguf::shape_text(w->dims) + " in the base model; " +
+                  "lora_a is " + dims_text(ta) + ", lora_b " + dims_text(*tb) +
+                  " (expected {in, rank} and {rank, out})");
+    const MatrixView& m = base_matrix(base, site);
+    if (m.data == nullptr || uint64_t(m.rows) != w->dims[1])
+      throw Error(path + ": LoRA on tensor '" + name + "' is not supported (fused or absent in this model)");
+    LoraPair p;
+    p.rank = int32_t(ta.dims[1]);
+    p.scale = a->alpha_ != 0.0f ? a->alpha_ / float(p.rank) : 1.0f;
+    a->storage_.push_back(widen(ta));
+    p.a = MatrixView{DType::F32, p.rank, int64_t(ta.dims[0]), a->storage_.back().data()};
+    a->storage_.push_back(widen(*tb));
+    p.b = MatrixView{DType::F32, int64_t(tb->dims[1]), p.rank, a->storage_.back().data()};
+    a->add(name, p, site.layer, site.target);
+  }
+  if (a->by_name_.empty()) throw Error(path + ": the adapter has no lora_a / lora_b tensors");
+  return a;
+}
+
+void LoraAdapter::add(const std::string& base_name, LoraPair pair, int32_t layer, LoraTarget target) {
+  max_rank_ = std::max(max_rank_, pair.rank);
+  const LoraPair* p = &by_name_.emplace(base_name, pair).first->second;  // map nodes do not move
+  by_layer_[size_t(std::max(layer, 0))][size_t(target)] = p;
+}
+
+uint64_t LoraAdapter::bytes() const {
+  uint64_t n = 0;
+  for (const auto& v : storage_) n += v.size() * sizeof(float);
+  return n;
+}
+
+const LoraPair* LoraAdapter::find(int32_t layer, LoraTarget target) const {
+  return by_layer_[size_t(std::max(layer, 0))][size_t(target)];
+}
+
+void LoraStep::apply(ThreadPool& pool, int32_t layer, LoraTarget target, const float* x, float* y, int32_t n,
+                     const LoraUse* rows) {
+  adapters_.clear();
+  for (int32_t t = 0; t < n; ++t)
+    if (rows[t].adapter && std::find(adapters_.begin(), adapters_.end(), rows[t].adapter) == adapters_.end())
+      adapters_.push_back(rows[t].adapter);
+  for (const LoraAdapter* ad : adapters_) {
+    const LoraPair* p = ad->find(layer, target);
+    if (!p) continue;
+    picked_.clear();
+    for (int32_t t = 0; t < n; ++t)
+      if (rows[t].adapter == ad) picked_.push_back(t);
+    const int32_t m = int32_t(picked_.size());
+    const size_t in = size_t(p->a.cols), out = size_t(p->b.rows), r = size_t(p->rank);
+    if (gr_.size() < m * r) gr_.resize(m * r);
+    if (gy_.size() < m * out) gy_.resize(m * out);
+    // One run of consecutive rows (the usual case) needs no gathering.
+    const float* gx = x + size_t(picked_[0]) * in;
+    if (picked_.back() - picked_[0] + 1 != m) {
+      if (gx_.size() < m * in) gx_.resize(m * in);
+      pool.parallel_for(m, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) std::memcpy(&gx_[size_t(i) * in], x + size_t(picked_[size_t(i)]) * in, in * 4);
+      });
+      gx = gx_.data();
+    }
+    matmul(p->a, gx, gr_.data(), m, pool);
+    matmul(p->b, gr_.data(), gy_.data(), m, pool);
+    pool.parallel_for(m, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int32_t t = picked_[size_t(i)];
+        const float s = p->scale * rows[t].scale;
+        float* dst = y + size_t(t) * out;
+        const float* src = gy_.data() + size_t(i) * out;
+        for (size_t j = 0; j < out; ++j) dst[j] += s * src[j];
+      }
+    });
+  }
+}
+
+}  // namespace parley
