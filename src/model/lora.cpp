@@ -74,6 +74,7 @@ std::unique_ptr<LoraAdapter> LoraAdapter::load(const std::string& path, const Mo
     throw Error(path + ": adapter for architecture '" + arch + "', the base model is '" + base_arch + "'");
   std::unique_ptr<LoraAdapter> a(new LoraAdapter);
   a->path_ = path;
+  a->base_ = &base;
   a->id_ = next_id.fetch_add(1);
   a->alpha_ = float(f->get_float("adapter.lora.alpha", 0.0));
   a->by_layer_.resize(std::max<size_t>(1, base.weights().layers.size()), {});

@@ -41,6 +41,7 @@ class LoraAdapter {
   static std::unique_ptr<LoraAdapter> load(const std::string& path, const Model& base);
 
   const std::string& path() const { return path_; }
+  const Model& base() const { return *base_; }  // the model it was checked against
   uint64_t id() const { return id_; }  // unique within the process: prefix-cache keys
   float alpha() const { return alpha_; }
   int32_t max_rank() const { return max_rank_; }
@@ -55,6 +56,7 @@ class LoraAdapter {
   void add(const std::string& base_name, LoraPair pair, int32_t layer, LoraTarget target);
 
   std::string path_;
+  const Model* base_ = nullptr;
   uint64_t id_ = 0;
   float alpha_ = 0.0f;
   int32_t max_rank_ = 0;

@@ -85,5 +85,13 @@ TEST_F(EngineLora, PrefixCacheIsPerAdapter) {
   EXPECT_EQ(b.tokens, alone[1].tokens);
 }
 
+TEST_F(EngineLora, AdapterOfAnotherModelIsRefused) {
+  auto other = Model::load(testing::kBundled);  // the same file, but not the engine's model
+  LlmEngine engine(*other, lora_config());
+  const auto got = testing::run_together(engine, {with(testing::prompt(8), 0)})[0];
+  EXPECT_EQ(got.final.finish, FinishReason::Error);
+  EXPECT_NE(got.final.error.find("another model"), std::string::npos) << got.final.error;
+}
+
 }  // namespace
 }  // namespace parley::engine_lora_test

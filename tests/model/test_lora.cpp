@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <random>
 
 #include "gguf/writer.h"
 #include "model/batch_forward.h"
@@ -319,6 +320,35 @@ TEST(Lora, TruncatedAdapterIsACleanError) {
     std::ofstream(cut.path, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(n));
     expect_error([&] { LoraAdapter::load(cut.path, *model); }, {cut.path});
   }
+}
+
+// Corrupted copies (random bytes overwritten, mostly in the header): each
+// loads or raises parley::Error; a loaded one runs.
+TEST(Lora, CorruptedAdapterLoadsOrIsACleanError) {
+  TempFile base("lora-base.gguf"), adapter("lora.gguf"), bad("lora-bad.gguf");
+  write_random_model(lora_base_spec(), base.path);
+  MkAdapterSpec spec;
+  spec.rank = 2;
+  spec.targets = parse_lora_targets("attn_k,ffn_up,output");
+  write_random_adapter(base.path, spec, adapter.path);
+  auto model = Model::load(base.path);
+  std::ifstream in(adapter.path, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::mt19937 rng(5);
+  int errors = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::vector<char> b = bytes;
+    const size_t span = i % 4 ? std::min<size_t>(b.size(), 1024) : b.size();
+    for (int k = 0; k < 1 + i % 3; ++k) b[rng() % span] = char(rng());
+    std::ofstream(bad.path, std::ios::binary | std::ios::trunc).write(b.data(), std::streamsize(b.size()));
+    try {
+      auto lora = LoraAdapter::load(bad.path, *model);
+      logits_of(*model, prompt(3, i), lora.get());
+    } catch (const Error&) {
+      ++errors;
+    }
+  }
+  EXPECT_GT(errors, 0);
 }
 
 TEST(Lora, MergeKeepsTheBaseTypes) {
