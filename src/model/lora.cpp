@@ -4,12 +4,16 @@
 #include <cstring>
 
 #include "gguf/gguf.h"
+#include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "model/model.h"
 #include "util/error.h"
 
 namespace parley {
 namespace {
+
+// Multiply-adds below which an expansion runs on the calling thread (as matmul()'s threshold).
+constexpr int64_t kLoraParallelWork = 1 << 16;
 
 constexpr const char* kStems[kLoraTargets] = {"attn_q",   "attn_k", "attn_v",   "attn_output",
                                               "ffn_gate", "ffn_up", "ffn_down", "output"};
@@ -53,6 +57,14 @@ std::vector<float> widen(const gguf::TensorInfo& t) {
   std::vector<float> v(t.n_elements());
   dequantize_row(t.type, t.data, v.data(), int64_t(v.size()));
   return v;
+}
+
+// rows x cols -> cols x rows.
+std::vector<float> transposed(const std::vector<float>& m, size_t rows, size_t cols) {
+  std::vector<float> t(m.size());
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+  return t;
 }
 
 std::string dims_text(const gguf::TensorInfo& t) { return gguf::shape_text(t.dims); }
@@ -110,11 +122,13 @@ std::unique_ptr<LoraAdapter> LoraAdapter::load(const std::string& path, const Mo
       throw Error(path + ": LoRA on tensor '" + name + "' is not supported (fused or absent in this model)");
     LoraPair p;
     p.rank = int32_t(ta.dims[1]);
+    p.in = int32_t(ta.dims[0]);
+    p.out = int32_t(tb->dims[1]);
     p.scale = a->alpha_ != 0.0f ? a->alpha_ / float(p.rank) : 1.0f;
     a->storage_.push_back(widen(ta));
     p.a = MatrixView{DType::F32, p.rank, int64_t(ta.dims[0]), a->storage_.back().data()};
-    a->storage_.push_back(widen(*tb));
-    p.b = MatrixView{DType::F32, int64_t(tb->dims[1]), p.rank, a->storage_.back().data()};
+    a->storage_.push_back(transposed(widen(*tb), size_t(p.out), size_t(p.rank)));
+    p.bt = a->storage_.back().data();
     a->add(name, p, site.layer, site.target);
   }
   if (a->by_name_.empty()) throw Error(path + ": the adapter has no lora_a / lora_b tensors");
@@ -150,9 +164,9 @@ void LoraStep::apply(ThreadPool& pool, int32_t layer, LoraTarget target, const f
     for (int32_t t = 0; t < n; ++t)
       if (rows[t].adapter == ad) picked_.push_back(t);
     const int32_t m = int32_t(picked_.size());
-    const size_t in = size_t(p->a.cols), out = size_t(p->b.rows), r = size_t(p->rank);
+    const size_t in = size_t(p->in), out = size_t(p->out), r = size_t(p->rank);
     if (gr_.size() < m * r) gr_.resize(m * r);
-    if (gy_.size() < m * out) gy_.resize(m * out);
+    if (coef_.size() < m * r) coef_.resize(m * r);
     // One run of consecutive rows (the usual case) needs no gathering.
     const float* gx = x + size_t(picked_[0]) * in;
     if (picked_.back() - picked_[0] + 1 != m) {
@@ -163,16 +177,22 @@ void LoraStep::apply(ThreadPool& pool, int32_t layer, LoraTarget target, const f
       gx = gx_.data();
     }
     matmul(p->a, gx, gr_.data(), m, pool);
-    matmul(p->b, gr_.data(), gy_.data(), m, pool);
-    pool.parallel_for(m, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int32_t t = picked_[size_t(i)];
-        const float s = p->scale * rows[t].scale;
-        float* dst = y + size_t(t) * out;
-        const float* src = gy_.data() + size_t(i) * out;
-        for (size_t j = 0; j < out; ++j) dst[j] += s * src[j];
-      }
-    });
+    for (int32_t i = 0; i < m; ++i) {
+      const float s = p->scale * rows[picked_[size_t(i)]].scale;
+      for (size_t k = 0; k < r; ++k) coef_[size_t(i) * r + k] = s * gr_[size_t(i) * r + k];
+    }
+    // Columns in blocks that keep a block of Bᵀ's rank rows in L1 across the tokens.
+    constexpr int64_t kCols = 256;
+    const auto expand = [&](int64_t b0, int64_t b1) {
+      const size_t c0 = size_t(b0 * kCols), n = std::min(out, size_t(b1 * kCols)) - c0;
+      for (int32_t i = 0; i < m; ++i)
+        axpy_rows(y + size_t(picked_[size_t(i)]) * out + c0, &coef_[size_t(i) * r], p->bt + c0, int64_t(r),
+                  int64_t(out), int64_t(n));
+    };
+    const int64_t blocks = (int64_t(out) + kCols - 1) / kCols;
+    // Small products on the calling thread: a pool wake-up costs more.
+    if (int64_t(m) * int64_t(r) * int64_t(out) < kLoraParallelWork) expand(0, blocks);
+    else pool.parallel_for(blocks, expand);
   }
 }
 

@@ -5,7 +5,8 @@
 // in) and N.lora_b (dims {rank, out}: out rows of rank). The adapted product
 // is W x + s * B (A x) with s = alpha / rank (1 when alpha is 0) times the
 // user's scale. A and B are kept as F32 (F16 and Q8_0 files are widened at
-// load), so the low-rank products run on the F32 matmul kernels.
+// load), B transposed: the expansion adds rank scaled rows of Bᵀ to each
+// output row (long contiguous axpy), where B's own rows are only rank wide.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -29,8 +30,9 @@ inline constexpr int32_t kLoraTargets = 8;
 const char* lora_target_name(LoraTarget t);
 
 struct LoraPair {
-  MatrixView a, b;    // F32: rank x in, out x rank
-  int32_t rank = 0;
+  MatrixView a;        // F32, rank rows of in
+  const float* bt = nullptr;  // Bᵀ: rank rows of out
+  int32_t in = 0, out = 0, rank = 0;
   float scale = 1.0f;  // alpha / rank (1 when the file's alpha is 0)
 };
 
@@ -72,9 +74,10 @@ struct LoraUse {
 };
 
 // The low-rank step after one projection of a batch: y[t] += scale_t * B (A x[t])
-// for every row t whose adapter targets it. Rows are grouped by adapter
-// (gathered, shrunk to the rank, expanded, scattered back), so each
-// adapter's two products run once per step on the pool.
+// for every row t whose adapter targets it. Rows are grouped by adapter: the
+// shrink (A x, rank wide) is one matmul over the adapter's rows (gathered
+// when not consecutive), the expansion one pass over column ranges of Bᵀ
+// on the pool, straight into the output rows.
 class LoraStep {
  public:
   void apply(ThreadPool& pool, int32_t layer, LoraTarget target, const float* x, float* y, int32_t n,
@@ -83,7 +86,7 @@ class LoraStep {
  private:
   std::vector<const LoraAdapter*> adapters_;
   std::vector<int32_t> picked_;
-  std::vector<float> gx_, gr_, gy_;  // gathered inputs, rank-wide products, expanded outputs
+  std::vector<float> gx_, gr_, coef_;  // gathered inputs, rank-wide products, scaled
 };
 
 }  // namespace parley

@@ -101,14 +101,14 @@ void merge_lora(const std::string& base_path, const std::string& adapter_path, f
       continue;
     }
     const LoraPair& lp = it->second;
-    const size_t in = size_t(lp.a.cols), out = size_t(lp.b.rows), r = size_t(lp.rank);
+    const size_t in = size_t(lp.in), out = size_t(lp.out), r = size_t(lp.rank);
     std::vector<float> m(t.n_elements());
     dequantize_row(t.type, t.data, m.data(), int64_t(m.size()));
     const auto* a = static_cast<const float*>(lp.a.data);
-    const auto* b = static_cast<const float*>(lp.b.data);
+    const float* bt = lp.bt;
     for (size_t o = 0; o < out; ++o)
       for (size_t k = 0; k < r; ++k) {
-        const float c = scale * lp.scale * b[o * r + k];
+        const float c = scale * lp.scale * bt[k * out + o];
         for (size_t i = 0; i < in; ++i) m[o * in + i] += c * a[k * in + i];
       }
     add_rows_tensor(w, t.name, t.type, m, in);
