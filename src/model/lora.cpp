@@ -1,7 +1,6 @@
 #include "model/lora.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "gguf/gguf.h"
 #include "kernels/ops.h"
@@ -164,35 +163,41 @@ void LoraStep::apply(ThreadPool& pool, int32_t layer, LoraTarget target, const f
     for (int32_t t = 0; t < n; ++t)
       if (rows[t].adapter == ad) picked_.push_back(t);
     const int32_t m = int32_t(picked_.size());
-    const size_t in = size_t(p->in), out = size_t(p->out), r = size_t(p->rank);
-    if (gr_.size() < m * r) gr_.resize(m * r);
-    if (coef_.size() < m * r) coef_.resize(m * r);
-    // One run of consecutive rows (the usual case) needs no gathering.
-    const float* gx = x + size_t(picked_[0]) * in;
-    if (picked_.back() - picked_[0] + 1 != m) {
-      if (gx_.size() < m * in) gx_.resize(m * in);
-      pool.parallel_for(m, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) std::memcpy(&gx_[size_t(i) * in], x + size_t(picked_[size_t(i)]) * in, in * 4);
-      });
-      gx = gx_.data();
-    }
-    matmul(p->a, gx, gr_.data(), m, pool);
-    for (int32_t i = 0; i < m; ++i) {
-      const float s = p->scale * rows[picked_[size_t(i)]].scale;
-      for (size_t k = 0; k < r; ++k) coef_[size_t(i) * r + k] = s * gr_[size_t(i) * r + k];
-    }
+    const size_t in = size_t(p->in), out = size_t(p->out), r = size_t(p->rank), mr = size_t(m) * r;
+    if (coef_.size() < mr * size_t(pool.size())) coef_.resize(mr * size_t(pool.size()));
+    const auto* a = static_cast<const float*>(p->a.data);
+    // The shrink (each row's rank products with A, times its scale) is small:
+    // every thread computes it for itself rather than wait for a second
+    // dispatch, then expands its own columns.
+    const auto shrink = [&](float* coef) {
+      for (int32_t i = 0; i < m; ++i) {
+        const int32_t t = picked_[size_t(i)];
+        const float s = p->scale * rows[t].scale;
+        for (size_t k = 0; k < r; ++k) coef[size_t(i) * r + k] = s * dot(a + k * in, x + size_t(t) * in, int64_t(in));
+      }
+    };
     // Columns in blocks that keep a block of Bᵀ's rank rows in L1 across the tokens.
     constexpr int64_t kCols = 256;
-    const auto expand = [&](int64_t b0, int64_t b1) {
+    const auto expand = [&](const float* coef, int64_t b0, int64_t b1) {
       const size_t c0 = size_t(b0 * kCols), n = std::min(out, size_t(b1 * kCols)) - c0;
       for (int32_t i = 0; i < m; ++i)
-        axpy_rows(y + size_t(picked_[size_t(i)]) * out + c0, &coef_[size_t(i) * r], p->bt + c0, int64_t(r),
+        axpy_rows(y + size_t(picked_[size_t(i)]) * out + c0, coef + size_t(i) * r, p->bt + c0, int64_t(r),
                   int64_t(out), int64_t(n));
     };
     const int64_t blocks = (int64_t(out) + kCols - 1) / kCols;
     // Small products on the calling thread: a pool wake-up costs more.
-    if (int64_t(m) * int64_t(r) * int64_t(out) < kLoraParallelWork) expand(0, blocks);
-    else pool.parallel_for(blocks, expand);
+    if (int64_t(mr) * int64_t(in + out) < kLoraParallelWork || pool.size() == 1) {
+      shrink(coef_.data());
+      expand(coef_.data(), 0, blocks);
+      continue;
+    }
+    pool.run([&](int t, int nt) {
+      const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
+      if (b0 == b1) return;
+      float* coef = coef_.data() + size_t(t) * mr;
+      shrink(coef);
+      expand(coef, b0, b1);
+    });
   }
 }
 

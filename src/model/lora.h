@@ -74,10 +74,10 @@ struct LoraUse {
 };
 
 // The low-rank step after one projection of a batch: y[t] += scale_t * B (A x[t])
-// for every row t whose adapter targets it. Rows are grouped by adapter: the
-// shrink (A x, rank wide) is one matmul over the adapter's rows (gathered
-// when not consecutive), the expansion one pass over column ranges of Bᵀ
-// on the pool, straight into the output rows.
+// for every row t whose adapter targets it. Rows are grouped by adapter, and
+// each adapter's step is one pool dispatch at most: the threads split the
+// output columns, each computing the small rank-wide shrink (A x) itself,
+// then adding its columns of Bᵀ's rows straight into the output rows.
 class LoraStep {
  public:
   void apply(ThreadPool& pool, int32_t layer, LoraTarget target, const float* x, float* y, int32_t n,
@@ -86,7 +86,7 @@ class LoraStep {
  private:
   std::vector<const LoraAdapter*> adapters_;
   std::vector<int32_t> picked_;
-  std::vector<float> gx_, gr_, coef_;  // gathered inputs, rank-wide products, scaled
+  std::vector<float> coef_;  // [thread][row][rank]: the shrink's products, scaled
 };
 
 }  // namespace parley
