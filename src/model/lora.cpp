@@ -13,6 +13,9 @@ namespace {
 
 // Multiply-adds below which an expansion runs on the calling thread (as matmul()'s threshold).
 constexpr int64_t kLoraParallelWork = 1 << 16;
+// Shrink multiply-adds from which the threads share the shrink (a dispatch of
+// its own) rather than each computing all of it.
+constexpr int64_t kLoraSharedShrink = 1 << 18;
 
 constexpr const char* kStems[kLoraTargets] = {"attn_q",   "attn_k", "attn_v",   "attn_output",
                                               "ffn_gate", "ffn_up", "ffn_down", "output"};
@@ -169,8 +172,8 @@ void LoraStep::apply(ThreadPool& pool, int32_t layer, LoraTarget target, const f
     // The shrink (each row's rank products with A, times its scale) is small:
     // every thread computes it for itself rather than wait for a second
     // dispatch, then expands its own columns.
-    const auto shrink = [&](float* coef) {
-      for (int32_t i = 0; i < m; ++i) {
+    const auto shrink = [&](float* coef, int32_t i0, int32_t i1) {
+      for (int32_t i = i0; i < i1; ++i) {
         const int32_t t = picked_[size_t(i)];
         const float s = p->scale * rows[t].scale;
         for (size_t k = 0; k < r; ++k) coef[size_t(i) * r + k] = s * dot(a + k * in, x + size_t(t) * in, int64_t(in));
@@ -187,15 +190,19 @@ void LoraStep::apply(ThreadPool& pool, int32_t layer, LoraTarget target, const f
     const int64_t blocks = (int64_t(out) + kCols - 1) / kCols;
     // Small products on the calling thread: a pool wake-up costs more.
     if (int64_t(mr) * int64_t(in + out) < kLoraParallelWork || pool.size() == 1) {
-      shrink(coef_.data());
+      shrink(coef_.data(), 0, m);
       expand(coef_.data(), 0, blocks);
       continue;
     }
+    // A long prefill's shrink is worth a dispatch of its own, split by rows.
+    const bool shared = int64_t(mr) * int64_t(in) >= kLoraSharedShrink;
+    if (shared)
+      pool.parallel_for(m, [&](int64_t i0, int64_t i1) { shrink(coef_.data(), int32_t(i0), int32_t(i1)); });
     pool.run([&](int t, int nt) {
       const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
       if (b0 == b1) return;
-      float* coef = coef_.data() + size_t(t) * mr;
-      shrink(coef);
+      float* coef = shared ? coef_.data() : coef_.data() + size_t(t) * mr;
+      if (!shared) shrink(coef, 0, m);
       expand(coef, b0, b1);
     });
   }

@@ -75,9 +75,10 @@ struct LoraUse {
 
 // The low-rank step after one projection of a batch: y[t] += scale_t * B (A x[t])
 // for every row t whose adapter targets it. Rows are grouped by adapter, and
-// each adapter's step is one pool dispatch at most: the threads split the
-// output columns, each computing the small rank-wide shrink (A x) itself,
-// then adding its columns of Bᵀ's rows straight into the output rows.
+// each adapter's step is one pool dispatch (two for long prefills): the
+// threads split the output columns, each computing the small rank-wide
+// shrink (A x) itself (shared by rows when large), then adding its columns of
+// Bᵀ's rows straight into the output rows.
 class LoraStep {
  public:
   void apply(ThreadPool& pool, int32_t layer, LoraTarget target, const float* x, float* y, int32_t n,
