@@ -174,16 +174,15 @@ void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
   rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.attn_norm, n_, c_.dim, c_.norm_eps);
   const MatmulOutput qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
   matmul_shared(qkv, xb_.data(), n_, pool_);
-  lora(l, LoraTarget::Q, xb_.data(), q_.data(), n_, tok_lora_.data());
-  lora(l, LoraTarget::K, xb_.data(), k_.data(), n_, tok_lora_.data());
-  lora(l, LoraTarget::V, xb_.data(), v_.data(), n_, tok_lora_.data());
+  lora(l, {{LoraTarget::Q, q_.data()}, {LoraTarget::K, k_.data()}, {LoraTarget::V, v_.data()}}, xb_.data(), n_,
+       tok_lora_.data());
   add_bias_rows(pool_, q_.data(), lw.bq, n_, c_.q_dim());
   add_bias_rows(pool_, k_.data(), lw.bk, n_, c_.kv_dim());
   add_bias_rows(pool_, v_.data(), lw.bv, n_, c_.kv_dim());
   store_kv(l, chunks);
   attention(l, chunks);
   matmul(lw.wo, att_.data(), xb_.data(), n_, pool_);
-  lora(l, LoraTarget::O, att_.data(), xb_.data(), n_, tok_lora_.data());
+  lora(l, {{LoraTarget::O, xb_.data()}}, att_.data(), n_, tok_lora_.data());
   if (lw.post_attn_norm) rmsnorm_rows(pool_, xb_.data(), xb_.data(), lw.post_attn_norm, n_, c_.dim, c_.norm_eps);
   add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
   feed_forward(l, lw);
@@ -282,12 +281,11 @@ void BatchForward::feed_forward(int32_t l, const LayerWeights& lw) {
   }
   const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
   matmul_shared(gate_up, xb_.data(), n_, pool_);
-  lora(l, LoraTarget::Gate, xb_.data(), gate_.data(), n_, tok_lora_.data());
-  lora(l, LoraTarget::Up, xb_.data(), up_.data(), n_, tok_lora_.data());
+  lora(l, {{LoraTarget::Gate, gate_.data()}, {LoraTarget::Up, up_.data()}}, xb_.data(), n_, tok_lora_.data());
   if (c_.ffn_act == FfnActivation::GeluTanh) geglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
   else swiglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
   matmul(lw.w_down, gate_.data(), xb_.data(), n_, pool_);
-  lora(l, LoraTarget::Down, gate_.data(), xb_.data(), n_, tok_lora_.data());
+  lora(l, {{LoraTarget::Down, xb_.data()}}, gate_.data(), n_, tok_lora_.data());
   if (lw.post_ffn_norm) rmsnorm_rows(pool_, xb_.data(), xb_.data(), lw.post_ffn_norm, n_, c_.dim, c_.norm_eps);
   add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
 }
@@ -330,7 +328,7 @@ const float* BatchForward::logits(const BatchChunk* chunks, int32_t n_chunks) {
   }
   if (size_t(rows) * size_t(c_.vocab_size) > logits_.size()) logits_.resize(size_t(rows) * size_t(c_.vocab_size));
   if (rows > 0) matmul(model_.weights().output, xb_.data(), logits_.data(), rows, pool_);
-  lora(-1, LoraTarget::Output, xb_.data(), logits_.data(), rows, row_lora_.data());
+  lora(-1, {{LoraTarget::Output, logits_.data()}}, xb_.data(), rows, row_lora_.data());
   if (c_.final_softcap > 0.0f) softcap(logits_.data(), int64_t(rows) * c_.vocab_size, c_.final_softcap);
   return logits_.data();
 }

@@ -7,6 +7,7 @@
 // over the thread pool. Buffers are sized at construction, never per step.
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -85,8 +86,8 @@ class BatchForward {
   void feed_forward(int32_t l, const LayerWeights& lw);
   // The adapters' low-rank terms added to a projection's n output rows (of the
   // tokens, or of the logits rows), when any chunk of the step has an adapter.
-  void lora(int32_t l, LoraTarget target, const float* x, float* y, int32_t n, const LoraUse* rows) {
-    if (any_lora_) lora_.apply(pool_, l, target, x, y, n, rows);
+  void lora(int32_t l, std::initializer_list<LoraOutput> outs, const float* x, int32_t n, const LoraUse* rows) {
+    if (any_lora_) lora_.apply(pool_, l, {outs.begin(), outs.size()}, x, n, rows);
   }
   void pool(const BatchChunk* chunks, int32_t n_chunks);
   const float* logits(const BatchChunk* chunks, int32_t n_chunks);

@@ -153,49 +153,72 @@ const LoraPair* LoraAdapter::find(int32_t layer, LoraTarget target) const {
   return by_layer_[size_t(std::max(layer, 0))][size_t(target)];
 }
 
-void LoraStep::apply(ThreadPool& pool, int32_t layer, LoraTarget target, const float* x, float* y, int32_t n,
+void LoraStep::apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
                      const LoraUse* rows) {
   adapters_.clear();
   for (int32_t t = 0; t < n; ++t)
     if (rows[t].adapter && std::find(adapters_.begin(), adapters_.end(), rows[t].adapter) == adapters_.end())
       adapters_.push_back(rows[t].adapter);
+  // Columns in blocks that keep a block of Bᵀ's rank rows in L1 across the tokens.
+  constexpr int64_t kCols = 256;
   for (const LoraAdapter* ad : adapters_) {
-    const LoraPair* p = ad->find(layer, target);
-    if (!p) continue;
     picked_.clear();
     for (int32_t t = 0; t < n; ++t)
       if (rows[t].adapter == ad) picked_.push_back(t);
     const int32_t m = int32_t(picked_.size());
-    const size_t in = size_t(p->in), out = size_t(p->out), r = size_t(p->rank), mr = size_t(m) * r;
+    // The adapter's pairs among `outs`: their products, coefficients and column blocks side by side.
+    parts_.clear();
+    size_t mr = 0;
+    int64_t blocks = 0, work = 0, shrink_work = 0;
+    for (const LoraOutput& o : outs) {
+      const LoraPair* p = ad->find(layer, o.target);
+      if (!p) continue;
+      parts_.push_back({p, o.y, mr, blocks});
+      mr += size_t(m) * size_t(p->rank);
+      blocks += (int64_t(p->out) + kCols - 1) / kCols;
+      work += int64_t(m) * p->rank * (p->in + p->out);
+      shrink_work += int64_t(m) * p->rank * p->in;
+    }
+    if (parts_.empty()) continue;
     if (coef_.size() < mr * size_t(pool.size())) coef_.resize(mr * size_t(pool.size()));
-    const auto* a = static_cast<const float*>(p->a.data);
-    // The shrink (each row's rank products with A, times its scale) is small:
-    // every thread computes it for itself rather than wait for a second
-    // dispatch, then expands its own columns.
+    // Each row's rank products with A, times its scale.
     const auto shrink = [&](float* coef, int32_t i0, int32_t i1) {
-      for (int32_t i = i0; i < i1; ++i) {
-        const int32_t t = picked_[size_t(i)];
-        const float s = p->scale * rows[t].scale;
-        for (size_t k = 0; k < r; ++k) coef[size_t(i) * r + k] = s * dot(a + k * in, x + size_t(t) * in, int64_t(in));
+      for (const Part& part : parts_) {
+        const LoraPair& p = *part.pair;
+        const auto* a = static_cast<const float*>(p.a.data);
+        const size_t in = size_t(p.in), r = size_t(p.rank);
+        for (int32_t i = i0; i < i1; ++i) {
+          const int32_t t = picked_[size_t(i)];
+          const float s = p.scale * rows[t].scale;
+          float* c = coef + part.coef + size_t(i) * r;
+          for (size_t k = 0; k < r; ++k) c[k] = s * dot(a + k * in, x + size_t(t) * in, int64_t(in));
+        }
       }
     };
-    // Columns in blocks that keep a block of Bᵀ's rank rows in L1 across the tokens.
-    constexpr int64_t kCols = 256;
+    // Blocks b0..b1 of the parts' columns, one after the other.
     const auto expand = [&](const float* coef, int64_t b0, int64_t b1) {
-      const size_t c0 = size_t(b0 * kCols), n = std::min(out, size_t(b1 * kCols)) - c0;
-      for (int32_t i = 0; i < m; ++i)
-        axpy_rows(y + size_t(picked_[size_t(i)]) * out + c0, coef + size_t(i) * r, p->bt + c0, int64_t(r),
-                  int64_t(out), int64_t(n));
+      for (int64_t b = b0; b < b1; ++b) {
+        size_t j = 0;
+        while (j + 1 < parts_.size() && parts_[j + 1].first_block <= b) ++j;
+        const Part& part = parts_[j];
+        const LoraPair& p = *part.pair;
+        const size_t out = size_t(p.out), r = size_t(p.rank);
+        const size_t c0 = size_t(b - part.first_block) * size_t(kCols), cols = std::min(out - c0, size_t(kCols));
+        for (int32_t i = 0; i < m; ++i)
+          axpy_rows(part.y + size_t(picked_[size_t(i)]) * out + c0, coef + part.coef + size_t(i) * r, p.bt + c0,
+                    int64_t(r), int64_t(out), int64_t(cols));
+      }
     };
-    const int64_t blocks = (int64_t(out) + kCols - 1) / kCols;
     // Small products on the calling thread: a pool wake-up costs more.
-    if (int64_t(mr) * int64_t(in + out) < kLoraParallelWork || pool.size() == 1) {
+    if (work < kLoraParallelWork || pool.size() == 1) {
       shrink(coef_.data(), 0, m);
       expand(coef_.data(), 0, blocks);
       continue;
     }
-    // A long prefill's shrink is worth a dispatch of its own, split by rows.
-    const bool shared = int64_t(mr) * int64_t(in) >= kLoraSharedShrink;
+    // The threads split the columns, each computing the small shrink for
+    // itself rather than wait for a second dispatch; a long prefill's shrink
+    // is worth a dispatch of its own, split by rows.
+    const bool shared = shrink_work >= kLoraSharedShrink;
     if (shared)
       pool.parallel_for(m, [&](int64_t i0, int64_t i1) { shrink(coef_.data(), int32_t(i0), int32_t(i1)); });
     pool.run([&](int t, int nt) {

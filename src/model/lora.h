@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,13 +80,26 @@ struct LoraUse {
 // threads split the output columns, each computing the small rank-wide
 // shrink (A x) itself (shared by rows when large), then adding its columns of
 // Bᵀ's rows straight into the output rows.
+// Projections of the same input (Q, K and V; gate and up) go in one call.
+struct LoraOutput {
+  LoraTarget target;
+  float* y;  // the projection's output rows
+};
+
 class LoraStep {
  public:
-  void apply(ThreadPool& pool, int32_t layer, LoraTarget target, const float* x, float* y, int32_t n,
+  void apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
              const LoraUse* rows);
 
  private:
+  struct Part {
+    const LoraPair* pair;
+    float* y;
+    size_t coef;          // its coefficients' offset in a thread's scratch
+    int64_t first_block;  // its first column block among all the parts'
+  };
   std::vector<const LoraAdapter*> adapters_;
+  std::vector<Part> parts_;
   std::vector<int32_t> picked_;
   std::vector<float> coef_;  // [thread][row][rank]: the shrink's products, scaled
 };
