@@ -74,18 +74,19 @@ struct LoraUse {
   float scale = 1.0f;
 };
 
-// The low-rank step after one projection of a batch: y[t] += scale_t * B (A x[t])
-// for every row t whose adapter targets it. Rows are grouped by adapter, and
+// One projection's output rows, for LoraStep.
+struct LoraOutput {
+  LoraTarget target;
+  float* y;
+};
+
+// The low-rank step after the projections of one input (Q, K and V; O; gate
+// and up; down; output) of a batch: y[t] += scale_t * B (A x[t]) for every row
+// t whose adapter targets the projection. Rows are grouped by adapter, and
 // each adapter's step is one pool dispatch (two for long prefills): the
 // threads split the output columns, each computing the small rank-wide
 // shrink (A x) itself (shared by rows when large), then adding its columns of
 // Bᵀ's rows straight into the output rows.
-// Projections of the same input (Q, K and V; gate and up) go in one call.
-struct LoraOutput {
-  LoraTarget target;
-  float* y;  // the projection's output rows
-};
-
 class LoraStep {
  public:
   void apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
