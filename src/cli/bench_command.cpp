@@ -32,6 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 struct BenchArgs {
   ModelOptions model;
+  LoraOption lora;
   std::vector<int32_t> prompt_lengths = {128, 512};
   int32_t decode_tokens = 128;
   std::vector<int32_t> batches = {1, 4, 8, 16, 32};
@@ -86,9 +87,18 @@ std::vector<int32_t> synthetic_prompt(const Model& m, int32_t n) {
   return ids;
 }
 
+// The --lora adapter every measurement runs with (null: the base model).
+struct BenchLora {
+  std::shared_ptr<const LoraAdapter> adapter;
+  float scale = 1.0f;
+  LoraUse use() const { return {adapter.get(), scale}; }
+};
+
 // One greedy request of `prompt` tokens for at most `max_tokens` (never stopped early).
-RequestResult run_synthetic(LlmEngine& engine, int32_t prompt, int32_t max_tokens) {
+RequestResult run_synthetic(LlmEngine& engine, int32_t prompt, int32_t max_tokens, const BenchLora& lora) {
   Request r;
+  r.lora = lora.adapter;
+  r.lora_scale = lora.scale;
   r.prompt = synthetic_prompt(engine.model(), prompt);
   r.sampling.temperature = 0;
   r.ignore_eos = true;
@@ -97,22 +107,25 @@ RequestResult run_synthetic(LlmEngine& engine, int32_t prompt, int32_t max_token
 }
 
 // Submit to first token: the queue wait (microseconds) and one sample are in it.
-Sample prefill_tok_s(LlmEngine& engine, int32_t n, int reps) {
-  return measure(reps, [&] { return n * 1000.0 / run_synthetic(engine, n, 1).first_token_ms; });
+Sample prefill_tok_s(LlmEngine& engine, int32_t n, int reps, const BenchLora& lora) {
+  return measure(reps, [&] { return n * 1000.0 / run_synthetic(engine, n, 1, lora).first_token_ms; });
 }
 
-double decode_tok_s(LlmEngine& engine, int32_t tokens) { return run_synthetic(engine, 8, tokens).decode_tok_s(); }
+double decode_tok_s(LlmEngine& engine, int32_t tokens, const BenchLora& lora) {
+  return run_synthetic(engine, 8, tokens, lora).decode_tok_s();
+}
 
 // Batch-1 decode against the bandwidth bound. A shared host's bandwidth
 // moves by tens of percent within minutes (docs/performance.md), so each
 // decode run is followed at once by a bandwidth reading (best of 2 passes),
 // and the share of the bound is the median of the runs' own ratios.
-nlohmann::json decode_against_bound(LlmEngine& engine, ThreadPool& pool, const BenchArgs& a, uint64_t per_token) {
+nlohmann::json decode_against_bound(LlmEngine& engine, ThreadPool& pool, const BenchArgs& a, uint64_t per_token,
+                                    const BenchLora& lora) {
   BandwidthProbe probe(pool, size_t(std::max(a.bandwidth_mib, 1)) << 20);
-  decode_tok_s(engine, a.decode_tokens);  // warm-up
+  decode_tok_s(engine, a.decode_tokens, lora);  // warm-up
   std::vector<double> tok_s, gbs, percent;
   for (int i = 0; i < std::max(a.reps, 1); ++i) {
-    tok_s.push_back(decode_tok_s(engine, a.decode_tokens));
+    tok_s.push_back(decode_tok_s(engine, a.decode_tokens, lora));
     gbs.push_back(probe.measure(2) / 1e9);
     percent.push_back(100.0 * tok_s.back() * double(per_token) / (gbs.back() * 1e9));
   }
@@ -128,7 +141,7 @@ nlohmann::json decode_against_bound(LlmEngine& engine, ThreadPool& pool, const B
 // aggregate tokens per second. The KV pool is written before the clock
 // starts: the table is the kernels' speed, not the first touch of the
 // pool's pages (5-8 us a 4 KiB page on the Zen 5 guest, docs/performance.md).
-double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps) {
+double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps, LoraUse lora) {
   constexpr int32_t kPrompt = 16, kBlock = 16;
   const int32_t blocks = (kPrompt + steps + kBlock - 1) / kBlock;
   KvCache cache(model.config(), DType::F16, kBlock, int64_t(batch) * blocks, KvCache::Commit::Now);
@@ -139,12 +152,17 @@ double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch,
   std::vector<int32_t> next(static_cast<size_t>(batch));
   std::vector<BatchChunk> chunks(static_cast<size_t>(batch));
   for (int32_t s = 0; s < batch; ++s) chunks[size_t(s)] = {prompt.data(), kPrompt, 0, &tables[size_t(s * blocks)], false};
+  for (BatchChunk& c : chunks) c.lora = lora.adapter, c.lora_scale = lora.scale;
   forward.step(chunks.data(), batch);
   const auto t0 = Clock::now();
   for (int32_t step = 0; step < steps; ++step) {
     for (int32_t s = 0; s < batch; ++s) {
       next[size_t(s)] = (s * 31 + step * 7 + 3) % model.config().vocab_size;
-      chunks[size_t(s)] = {&next[size_t(s)], 1, kPrompt + step, &tables[size_t(s * blocks)], true};
+      BatchChunk& c = chunks[size_t(s)];
+      c.tokens = &next[size_t(s)];
+      c.n = 1;
+      c.pos = kPrompt + step;
+      c.logits = true;
     }
     forward.step(chunks.data(), batch);
   }
@@ -155,7 +173,7 @@ double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch,
 // logits (a speculative verification: its last token and positions - 1
 // drafts), in ms: the mean of `steps` steps after a 16-token prompt, the
 // positions advancing as kept drafts would (sampling excluded).
-double verify_step_ms(const Model& model, ThreadPool& pool, int32_t positions, int32_t steps) {
+double verify_step_ms(const Model& model, ThreadPool& pool, int32_t positions, int32_t steps, LoraUse lora) {
   constexpr int32_t kPrompt = 16, kBlock = 16;
   const int32_t blocks = (kPrompt + positions * steps + kBlock - 1) / kBlock;
   KvCache cache(model.config(), DType::F16, kBlock, blocks, KvCache::Commit::Now);
@@ -164,21 +182,25 @@ double verify_step_ms(const Model& model, ThreadPool& pool, int32_t positions, i
   for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
   const auto tokens = synthetic_prompt(model, std::max(kPrompt, positions));
   BatchChunk c{tokens.data(), kPrompt, 0, table.data(), false};
+  c.lora = lora.adapter;
+  c.lora_scale = lora.scale;
   forward.step(&c, 1);
   const auto t0 = Clock::now();
   for (int32_t step = 0; step < steps; ++step) {
-    c = {tokens.data(), positions, kPrompt + step * positions, table.data(), true, true};
+    c.n = positions;
+    c.pos = kPrompt + step * positions;
+    c.logits = c.all_logits = true;
     forward.step(&c, 1);
   }
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / steps;
 }
 
-nlohmann::json verification_table(const Model& model, ThreadPool& pool, const BenchArgs& a) {
+nlohmann::json verification_table(const Model& model, ThreadPool& pool, const BenchArgs& a, LoraUse lora) {
   nlohmann::json out = nlohmann::json::array();
   if (a.verify.empty()) return out;
-  const Sample one = measure(a.reps, [&] { return verify_step_ms(model, pool, 1, a.batch_steps); });
+  const Sample one = measure(a.reps, [&] { return verify_step_ms(model, pool, 1, a.batch_steps, lora); });
   for (int32_t k : a.verify) {
-    const Sample s = measure(a.reps, [&] { return verify_step_ms(model, pool, k + 1, a.batch_steps); });
+    const Sample s = measure(a.reps, [&] { return verify_step_ms(model, pool, k + 1, a.batch_steps, lora); });
     out.push_back({{"drafts", k}, {"ms", s.median}, {"ms_spread", s.to_json()}, {"one_token_ms", one.median},
                    {"ratio", s.median / one.median}});
   }
@@ -207,6 +229,12 @@ nlohmann::json run_bench(const BenchArgs& a) {
                   {"params", model->n_params()},    {"bytes", model->weight_bytes()},
                   {"bytes_per_token", per_token},   {"packed_bytes", model->packed_bytes()},
                   {"experts", model->config().moe.n_experts}, {"experts_used", model->config().moe.n_used}};
+  const auto t_lora = Clock::now();
+  const BenchLora lora{a.lora.load(*model), a.lora.scale()};
+  if (lora.adapter)
+    out["lora"] = {{"path", lora.adapter->path()}, {"matrices", lora.adapter->pairs().size()},
+                   {"max_rank", lora.adapter->max_rank()}, {"bytes", lora.adapter->bytes()}, {"scale", lora.scale},
+                   {"load_ms", std::chrono::duration<double, std::milli>(Clock::now() - t_lora).count()}};
   EngineConfig config;
   config.threads = pool.size();
   config.max_running = 1;
@@ -216,22 +244,22 @@ nlohmann::json run_bench(const BenchArgs& a) {
   out["prefill"] = nlohmann::json::array();
   for (int32_t n : a.prompt_lengths) {
     if (n + 1 >= model->config().context_length) continue;
-    const Sample s = prefill_tok_s(engine, n, a.reps);
+    const Sample s = prefill_tok_s(engine, n, a.reps, lora);
     out["prefill"].push_back({{"tokens", n}, {"tok_s", s.median}, {"tok_s_spread", s.to_json()}});
   }
   out["decode"] = nlohmann::json::array();
   for (int32_t b : a.batches) {
-    const Sample s = measure(a.reps, [&] { return batched_decode_tok_s(*model, pool, b, a.batch_steps); });
+    const Sample s = measure(a.reps, [&] { return batched_decode_tok_s(*model, pool, b, a.batch_steps, lora.use()); });
     out["decode"].push_back({{"batch", b},
                              {"tok_s", s.median},
                              {"ms_per_token", 1000.0 * b / s.median},
                              {"tok_s_spread", s.to_json()}});
   }
-  out["verify"] = verification_table(*model, pool, a);
+  out["verify"] = verification_table(*model, pool, a, lora.use());
   out["reps"] = a.reps;
   // Before the bandwidth test, whose buffer (1 GiB by default) would dwarf the model's memory.
   out["peak_rss_mb"] = double(loadtest::peak_rss_bytes()) / 1e6;
-  out["decode_batch1"] = decode_against_bound(engine, pool, a, per_token);
+  out["decode_batch1"] = decode_against_bound(engine, pool, a, per_token, lora);
   const double gbs = out["decode_batch1"]["bandwidth_gbs"].get<double>();
   out["machine"]["bandwidth_gbs"] = gbs;
   out["bound_tok_s"] = gbs * 1e9 / double(per_token);
@@ -261,6 +289,11 @@ void print_text(const nlohmann::json& j) {
                 model["experts_used"].get<int>(), model["experts"].get<int>());
   std::printf("load: %.1f ms; repacked for the int8 GEMM: %.1f MB\n", j["load_ms"].get<double>(),
               model["packed_bytes"].get<double>() / 1e6);
+  if (j.contains("lora"))
+    std::printf("LoRA adapter: %s, %d matrices of rank up to %d, %.1f MB, scale %.2f, loaded in %.1f ms\n",
+                j["lora"]["path"].get<std::string>().c_str(), j["lora"]["matrices"].get<int>(),
+                j["lora"]["max_rank"].get<int>(), j["lora"]["bytes"].get<double>() / 1e6,
+                j["lora"]["scale"].get<double>(), j["lora"]["load_ms"].get<double>());
   std::printf("median of %d runs after a warm-up, [min-max]\n", j["reps"].get<int>());
   for (const auto& p : j["prefill"])
     std::printf("prefill %d tokens: %.1f tok/s %s\n", p["tokens"].get<int>(), p["tok_s"].get<double>(),
@@ -290,6 +323,7 @@ void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "offline benchmark: bandwidth, load, prefill, decode and batched decode speed");
   args->model.add_to(*cmd);
+  args->lora.add_to(*cmd);
   cmd->add_option("--prompt-tokens", args->prompt_lengths, "prefill lengths to measure")->capture_default_str();
   cmd->add_option("--decode-tokens", args->decode_tokens, "tokens to decode at batch 1")->capture_default_str();
   cmd->add_option("--batch", args->batches, "batch sizes of the batched-decode table")->capture_default_str();

@@ -16,6 +16,7 @@ namespace {
 
 struct ChatArgs {
   ModelOptions model;
+  LoraOption lora;
   SamplingOptions sampling;
   std::string system;
   LocalEngineOptions engine;
@@ -27,6 +28,8 @@ void run_chat(const ChatArgs& a) {
   LlmEngine engine(*model, a.engine.config(a.model.resolved_threads()));
   const Tokenizer& tok = model->tokenizer();
   Request opts = a.sampling.request({}, a.max_new);
+  opts.lora = a.lora.load(*model);
+  opts.lora_scale = a.lora.scale();
   // Template formats end a turn with a special token (EOS/EOT); the plain
   // fallback format has none, so the next "User:" line ends the answer.
   if (chat::detect_chat_family(tok.vocab().chat_template) == chat::ChatFamily::Plain)
@@ -59,6 +62,7 @@ void add_chat_command(CLI::App& app) {
   auto args = std::make_shared<ChatArgs>();
   auto* cmd = app.add_subcommand("chat", "interactive multi-turn chat in the terminal");
   args->model.add_to(*cmd);
+  args->lora.add_to(*cmd);
   args->model.add_chat_template_to(*cmd);
   args->sampling.add_to(*cmd);
   cmd->add_option("--system", args->system, "system prompt");

@@ -7,6 +7,7 @@
 
 namespace parley {
 class Model;
+class LoraAdapter;
 
 void add_generate_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
@@ -21,6 +22,8 @@ void add_bench_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_loadtest_command(CLI::App& app);
+void add_mkadapter_command(CLI::App& app);
+void add_lora_command(CLI::App& app);
 
 // Options every model-using command shares.
 // The whole file as text; throws parley::Error naming `what` (a flag).
@@ -37,6 +40,15 @@ struct ModelOptions {
   std::string resolved_model() const;
   int resolved_threads() const;
   std::unique_ptr<Model> load() const;  // prints the load time on stderr
+};
+
+// --lora PATH[:SCALE]: a LoRA adapter to run the model with (generate, chat, bench, eval).
+struct LoraOption {
+  std::string spec;
+  void add_to(CLI::App& cmd);
+  // The adapter checked against `model` (null without --lora); prints the load time on stderr.
+  std::shared_ptr<const LoraAdapter> load(const Model& model) const;
+  float scale() const;  // SCALE, 1 when absent
 };
 
 }  // namespace parley

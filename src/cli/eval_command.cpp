@@ -15,6 +15,7 @@ namespace {
 
 struct EvalArgs {
   ModelOptions model;
+  LoraOption lora;
   std::string perplexity_text;
   std::vector<std::string> compare;  // REF TEST
   std::string text;
@@ -44,7 +45,9 @@ nlohmann::json ppl_json(const PerplexityResult& r) {
 
 void run_perplexity(const EvalArgs& a, ThreadPool& pool) {
   const auto m = a.model.load();
-  const auto r = perplexity(*m, text_tokens(*m, a.perplexity_text, a.max_tokens), a.window, pool);
+  const auto adapter = a.lora.load(*m);
+  const auto r = perplexity(*m, text_tokens(*m, a.perplexity_text, a.max_tokens), a.window, pool,
+                            {adapter.get(), a.lora.scale()});
   if (a.json) {
     std::cout << ppl_json(r).dump() << "\n";
     return;
@@ -79,6 +82,7 @@ void add_eval_command(CLI::App& app) {
   auto a = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "perplexity on a text, or a quantized model compared with its reference");
   a->model.add_to(*cmd);
+  a->lora.add_to(*cmd);
   auto* ppl = cmd->add_option("--perplexity", a->perplexity_text, "text file: the model's perplexity on it");
   auto* cmp = cmd->add_option("--compare", a->compare, "REF TEST: two GGUF models sharing a vocabulary")->expected(2);
   ppl->excludes(cmp);
@@ -88,6 +92,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--json", a->json, "one JSON object on stdout");
   cmd->callback([a, ppl, cmp] {
     if (ppl->count() == 0 && cmp->count() == 0) throw Error("eval: give --perplexity TEXT or --compare REF TEST");
+    if (cmp->count() > 0 && !a->lora.spec.empty()) throw Error("eval: --lora applies to --perplexity");
     ThreadPool pool(a->model.resolved_threads());
     if (ppl->count() > 0) run_perplexity(*a, pool);
     else run_compare(*a, pool);

@@ -13,6 +13,7 @@ namespace {
 
 struct GenerateArgs {
   ModelOptions model;
+  LoraOption lora;
   SamplingOptions sampling;
   LocalEngineOptions engine;
   std::string prompt;
@@ -24,6 +25,7 @@ struct GenerateArgs {
 
 void run_generate(const GenerateArgs& a) {
   auto model = a.model.load();
+  const auto adapter = a.lora.load(*model);
   const Tokenizer& tok = model->tokenizer();
   std::vector<int32_t> prompt = tok.encode(a.prompt, !a.no_bos, false);
   if (prompt.empty()) prompt.push_back(tok.vocab().bos >= 0 ? tok.vocab().bos : 0);
@@ -32,7 +34,10 @@ void run_generate(const GenerateArgs& a) {
     if (a.ids) for (int32_t id : prompt) std::printf("%d ", id);
     else std::fputs(tok.decode(prompt).c_str(), stdout);
   }
-  const auto r = run_request(engine, a.sampling.request(prompt, a.max_new), [&](std::string_view text) {
+  Request req = a.sampling.request(prompt, a.max_new);
+  req.lora = adapter;
+  req.lora_scale = a.lora.scale();
+  const auto r = run_request(engine, std::move(req), [&](std::string_view text) {
     if (!a.ids) {
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fflush(stdout);
@@ -61,6 +66,7 @@ void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   auto* cmd = app.add_subcommand("generate", "generate a continuation of a prompt");
   args->model.add_to(*cmd);
+  args->lora.add_to(*cmd);
   args->sampling.add_to(*cmd);
   args->engine.add_to(*cmd);
   cmd->add_option("-p,--prompt", args->prompt, "the prompt text");

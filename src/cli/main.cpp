@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   parley::add_bench_serve_command(app);
   parley::add_serve_command(app);
   parley::add_loadtest_command(app);
+  parley::add_mkadapter_command(app);
+  parley::add_lora_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -42,12 +42,12 @@ bool BlockManager::holds(int32_t block, uint64_t parent, const int32_t* tokens) 
          std::equal(tokens, tokens + block_size_, tokens_.begin() + ptrdiff_t(block) * block_size_);
 }
 
-int32_t BlockManager::match_prefix(const int32_t* tokens, int32_t n, int32_t* free_hits) {
+int32_t BlockManager::match_prefix(const int32_t* tokens, int32_t n, int32_t* free_hits, uint64_t root) {
   match_.clear();
   match_hashes_.clear();
   missed_ = 0;
   int32_t free = 0;
-  uint64_t parent = 0;
+  uint64_t parent = root;
   for (int32_t b = 0; prefix_cache_ && (b + 1) * block_size_ <= n; ++b) {
     const int32_t* t = tokens + ptrdiff_t(b) * block_size_;
     const uint64_t h = block_hash(parent, t);
@@ -68,7 +68,7 @@ int32_t BlockManager::match_prefix(const int32_t* tokens, int32_t n, int32_t* fr
 uint64_t BlockManager::next_block_hash(const BlockTable& table, const int32_t* tokens, int32_t n) const {
   const size_t b = table.hashes.size();
   if (!prefix_cache_ || int32_t(b + 1) * block_size_ > n) return 0;
-  return block_hash(b ? table.hashes[b - 1] : 0, tokens + ptrdiff_t(b) * block_size_);
+  return block_hash(b ? table.hashes[b - 1] : table.root, tokens + ptrdiff_t(b) * block_size_);
 }
 
 void BlockManager::take_prefix(BlockTable& table) {
@@ -112,7 +112,7 @@ bool BlockManager::reserve(BlockTable& table, int32_t first, int32_t end) {
 void BlockManager::commit(BlockTable& table, const int32_t* tokens, int32_t n_computed) {
   if (!prefix_cache_) return;
   for (size_t b = table.hashes.size(); int32_t(b + 1) * block_size_ <= n_computed; ++b) {
-    const uint64_t parent = b ? table.hashes[b - 1] : 0;
+    const uint64_t parent = b ? table.hashes[b - 1] : table.root;
     const int32_t* t = tokens + ptrdiff_t(b) * block_size_;
     const uint64_t h = block_hash(parent, t);
     table.hashes.push_back(h);

@@ -15,9 +15,13 @@ namespace parley {
 
 // A sequence's blocks: slot s of the sequence is slot s % block_size of
 // blocks[s / block_size]. hashes[i] is the hash of full block i (i < hashes.size()).
+// `root` stands for the first block's parent: what the K/V depends on besides
+// the tokens (the LoRA adapter's id; 0 for the base model), so that no block
+// is shared between sequences that computed it differently.
 struct BlockTable {
   std::vector<int32_t> blocks;
   std::vector<uint64_t> hashes;
+  uint64_t root = 0;
 };
 
 class BlockManager {
@@ -30,11 +34,12 @@ class BlockManager {
   // (the engine wires it to KvCache::commit_block).
   void set_on_allocate(std::function<void(int32_t block)> fn) { on_allocate_ = std::move(fn); }
 
-  // Prefix caching: how many leading full blocks of tokens[0, n) are cached.
+  // Prefix caching: how many leading full blocks of tokens[0, n) are cached
+  // under `root` (BlockTable::root).
   // The match is remembered for take_prefix(); `free_hits` says how many of
   // those blocks sit in the free list (taking them leaves fewer free).
-  int32_t match_prefix(const int32_t* tokens, int32_t n, int32_t* free_hits);
-  void take_prefix(BlockTable& table);  // appends the last match's blocks (table empty)
+  int32_t match_prefix(const int32_t* tokens, int32_t n, int32_t* free_hits, uint64_t root = 0);
+  void take_prefix(BlockTable& table);  // appends the last match's blocks (table empty, of the match's root)
   // The hash of the first full block the last match_prefix() did not find
   // (0 when every full block was found).
   uint64_t missed_hash() const { return missed_; }

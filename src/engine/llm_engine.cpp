@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -159,6 +160,8 @@ std::string LlmEngine::Impl::invalid(const Request& r) const {
     if (t < 0 || t >= vocab)
       return "prompt token id " + std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(vocab) + ")";
   if (r.max_tokens < 0) return "max_tokens must be >= 0, got " + std::to_string(r.max_tokens);
+  if (r.lora && &r.lora->base() != &model) return "the LoRA adapter " + r.lora->path() + " was loaded for another model";
+  if (!std::isfinite(r.lora_scale)) return "lora_scale must be a finite number";
   if (r.top_logprobs > vocab)
     return "top_logprobs must be at most the vocabulary size " + std::to_string(vocab);
   if (r.pooling != Pooling::None && r.kv_retention && r.kv_retention->policy != KvPolicy::Full)

@@ -17,6 +17,8 @@ float* ModelRunner::run(const std::vector<ScheduledSeq>& batch) {
     c.tokens = seq->tokens.data() + seq->computed;
     c.n = n;
     c.blocks = seq->table.blocks.data();
+    c.lora = seq->req.lora.get();
+    c.lora_scale = seq->req.lora_scale;
     c.logits = !seq->embedding() && seq->computed + n == int32_t(seq->tokens.size());
     if (!seq->spec.input.empty()) {  // the last token and its drafts, all verified
       c.tokens = seq->spec.input.data();

@@ -14,6 +14,7 @@
 #include "engine/sampler.h"
 #include "engine/stop.h"
 #include "model/config.h"
+#include "model/lora.h"
 
 namespace parley {
 namespace grammar {
@@ -67,6 +68,11 @@ struct Request {
   // False: never speculated on, even when the engine speculates
   // (EngineConfig::spec). Speculation changes no token, only the speed.
   bool speculative = true;
+  // Not null: the LoRA adapter the request runs with (of this engine's
+  // model), at alpha / rank times lora_scale. Batched with other adapters and
+  // the base; no prefix-cache block is shared across adapters.
+  std::shared_ptr<const LoraAdapter> lora;
+  float lora_scale = 1.0f;
 };
 
 struct TokenLogprob {

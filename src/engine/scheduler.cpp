@@ -49,6 +49,7 @@ void Scheduler::add(Sequence* seq) {
   const size_t slots = seq->full_kv() ? seq->tokens.capacity() : size_t(seq->kept.capacity());
   seq->table.blocks.reserve(slots / size_t(bs) + 2);
   seq->table.hashes.reserve(slots / size_t(bs) + 2);
+  seq->table.root = seq->req.lora ? seq->req.lora->id() : 0;
   waiting_.push_back(seq);
 }
 
@@ -230,7 +231,7 @@ Scheduler::Admission Scheduler::try_admit(Sequence* seq) {
   int32_t hits = 0, free_hits = 0, computed = 0;
   const bool cached_prefix = seq->full_kv() && !seq->embedding();
   if (cached_prefix) {
-    hits = blocks_.match_prefix(seq->tokens.data(), size, &free_hits);
+    hits = blocks_.match_prefix(seq->tokens.data(), size, &free_hits, seq->table.root);
     if (blocks_.missed_hash() != 0 && being_computed(blocks_.missed_hash())) return Admission::Deferred;
     computed = std::min(hits * bs, size - 1);  // the last token is evaluated for its logits
   }

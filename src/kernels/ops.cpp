@@ -64,6 +64,12 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
+void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n) {
+  if (use_avx2()) return avx2::axpy_rows(y, a, x, rows, stride, n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) y[i] += a[r] * x[r * stride + i];
+}
+
 void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved) {
   if (use_avx2()) return avx2::rope_rotate(v, cos, sin, half, interleaved);
   rope_pairs(v, cos, sin, 0, half, interleaved, half);

@@ -64,6 +64,33 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for_lanes(n, [&](int64_t i, auto l) { l.store(y + i, _mm256_fmadd_ps(va, l.load(x + i), l.load(y + i))); });
 }
 
+// Four vectors of y in registers over all rows: independent FMA chains.
+void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256 y0 = _mm256_loadu_ps(y + i), y1 = _mm256_loadu_ps(y + i + 8), y2 = _mm256_loadu_ps(y + i + 16),
+           y3 = _mm256_loadu_ps(y + i + 24);
+    for (int64_t r = 0; r < rows; ++r) {
+      const __m256 va = _mm256_set1_ps(a[r]);
+      const float* xr = x + r * stride + i;
+      y0 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr), y0);
+      y1 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 8), y1);
+      y2 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 16), y2);
+      y3 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 24), y3);
+    }
+    _mm256_storeu_ps(y + i, y0);
+    _mm256_storeu_ps(y + i + 8, y1);
+    _mm256_storeu_ps(y + i + 16, y2);
+    _mm256_storeu_ps(y + i + 24, y3);
+  }
+  for_lanes(n - i, [&](int64_t j, auto l) {
+    __m256 acc = l.load(y + i + j);
+    for (int64_t r = 0; r < rows; ++r)
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(a[r]), l.load(x + r * stride + i + j), acc);
+    l.store(y + i + j, acc);
+  });
+}
+
 void add(float* y, const float* x, int64_t n) {
   for_lanes(n, [&](int64_t i, auto l) { l.store(y + i, _mm256_add_ps(l.load(y + i), l.load(x + i))); });
 }

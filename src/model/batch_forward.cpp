@@ -57,6 +57,8 @@ BatchForward::BatchForward(const Model& model, ThreadPool& pool, KvCache& cache,
   const size_t t = size_t(max_tokens);
   tok_chunk_.resize(t);
   tok_index_.resize(t);
+  tok_lora_.resize(t);
+  row_lora_.reserve(size_t(max_chunks));
   chunk_first_.resize(size_t(max_chunks));
   rotations_.resize(2 * size_t(max_chunks));
   jobs_.reserve(t * size_t(c_.n_kv_heads) + size_t(max_chunks));
@@ -119,6 +121,7 @@ int32_t BatchForward::heads_per_job(const BatchChunk* chunks, int32_t n_chunks) 
 void BatchForward::plan(const BatchChunk* chunks, int32_t n_chunks) {
   n_ = 0;
   jobs_.clear();
+  any_lora_ = false;
   const int32_t heads = heads_per_job(chunks, n_chunks);
   for (int32_t ci = 0; ci < n_chunks; ++ci) {
     const BatchChunk& c = chunks[ci];
@@ -126,7 +129,9 @@ void BatchForward::plan(const BatchChunk* chunks, int32_t n_chunks) {
     for (int32_t i = 0; i < c.n; ++i, ++n_) {
       tok_chunk_[size_t(n_)] = ci;
       tok_index_[size_t(n_)] = i;
+      tok_lora_[size_t(n_)] = LoraUse{c.lora, c.lora_scale};
     }
+    any_lora_ = any_lora_ || c.lora;
     rotations_[2 * size_t(ci)] = KeyRotation{c.slot_pos, &rotate_key, &rope_};
     rotations_[2 * size_t(ci) + 1] = KeyRotation{c.slot_pos, &rotate_key, &rope_local_};
     // Heavy-hitter sums are accumulated by one job per chunk: no races.
@@ -169,15 +174,18 @@ void BatchForward::layer(int32_t l, const BatchChunk* chunks) {
   rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.attn_norm, n_, c_.dim, c_.norm_eps);
   const MatmulOutput qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
   matmul_shared(qkv, xb_.data(), n_, pool_);
+  lora(l, {{LoraTarget::Q, q_.data()}, {LoraTarget::K, k_.data()}, {LoraTarget::V, v_.data()}}, xb_.data(), n_,
+       tok_lora_.data());
   add_bias_rows(pool_, q_.data(), lw.bq, n_, c_.q_dim());
   add_bias_rows(pool_, k_.data(), lw.bk, n_, c_.kv_dim());
   add_bias_rows(pool_, v_.data(), lw.bv, n_, c_.kv_dim());
   store_kv(l, chunks);
   attention(l, chunks);
   matmul(lw.wo, att_.data(), xb_.data(), n_, pool_);
+  lora(l, {{LoraTarget::O, xb_.data()}}, att_.data(), n_, tok_lora_.data());
   if (lw.post_attn_norm) rmsnorm_rows(pool_, xb_.data(), xb_.data(), lw.post_attn_norm, n_, c_.dim, c_.norm_eps);
   add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
-  feed_forward(lw);
+  feed_forward(l, lw);
 }
 
 // Q/K norms and RoPE (keys only where they are stored rotated), then each
@@ -265,7 +273,7 @@ void BatchForward::attend_chunk(int32_t l, const BatchChunk& c, int32_t ci, floa
     }
 }
 
-void BatchForward::feed_forward(const LayerWeights& lw) {
+void BatchForward::feed_forward(int32_t l, const LayerWeights& lw) {
   rmsnorm_rows(pool_, xb_.data(), x_.data(), lw.ffn_norm, n_, c_.dim, c_.norm_eps);
   if (moe_) {
     add_rows(pool_, x_.data(), moe_->forward(lw.moe, xb_.data(), n_, pool_), n_, c_.dim);
@@ -273,9 +281,11 @@ void BatchForward::feed_forward(const LayerWeights& lw) {
   }
   const MatmulOutput gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
   matmul_shared(gate_up, xb_.data(), n_, pool_);
+  lora(l, {{LoraTarget::Gate, gate_.data()}, {LoraTarget::Up, up_.data()}}, xb_.data(), n_, tok_lora_.data());
   if (c_.ffn_act == FfnActivation::GeluTanh) geglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
   else swiglu_rows(pool_, gate_.data(), up_.data(), n_, c_.ffn_dim);
   matmul(lw.w_down, gate_.data(), xb_.data(), n_, pool_);
+  lora(l, {{LoraTarget::Down, xb_.data()}}, gate_.data(), n_, tok_lora_.data());
   if (lw.post_ffn_norm) rmsnorm_rows(pool_, xb_.data(), xb_.data(), lw.post_ffn_norm, n_, c_.dim, c_.norm_eps);
   add_rows(pool_, x_.data(), xb_.data(), n_, c_.dim);
 }
@@ -305,16 +315,20 @@ void BatchForward::pool(const BatchChunk* chunks, int32_t n_chunks) {
 const float* BatchForward::logits(const BatchChunk* chunks, int32_t n_chunks) {
   const size_t dim = size_t(c_.dim);
   int32_t rows = 0;
+  row_lora_.clear();
   for (int32_t ci = 0; ci < n_chunks; ++ci) {
     const BatchChunk& c = chunks[ci];
     if (!c.logits && !c.all_logits) continue;
     const int32_t first = chunk_first_[size_t(ci)], end = first + c.n;
-    for (int32_t t = c.all_logits ? first : end - 1; t < end; ++t)
+    for (int32_t t = c.all_logits ? first : end - 1; t < end; ++t) {
       rmsnorm(xb_.data() + size_t(rows++) * dim, x_.data() + size_t(t) * dim, model_.weights().output_norm, c_.dim,
               c_.norm_eps);
+      row_lora_.push_back(tok_lora_[size_t(t)]);
+    }
   }
   if (size_t(rows) * size_t(c_.vocab_size) > logits_.size()) logits_.resize(size_t(rows) * size_t(c_.vocab_size));
   if (rows > 0) matmul(model_.weights().output, xb_.data(), logits_.data(), rows, pool_);
+  lora(-1, {{LoraTarget::Output, logits_.data()}}, xb_.data(), rows, row_lora_.data());
   if (c_.final_softcap > 0.0f) softcap(logits_.data(), int64_t(rows) * c_.vocab_size, c_.final_softcap);
   return logits_.data();
 }

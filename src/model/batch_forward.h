@@ -7,12 +7,14 @@
 // over the thread pool. Buffers are sized at construction, never per step.
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
 #include "kernels/attention.h"
 #include "kernels/thread_pool.h"
 #include "model/kv_cache.h"
+#include "model/lora.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
 #include "model/rope.h"
@@ -42,6 +44,9 @@ struct BatchChunk {
   // this chunk's last token (the sequence's last chunk has the last word).
   float* pooled = nullptr;
   Pooling pooling = Pooling::None;
+  // The sequence's LoRA adapter (null: the base model) and its scale.
+  const LoraAdapter* lora = nullptr;
+  float lora_scale = 1.0f;
 };
 
 class BatchForward {
@@ -78,7 +83,12 @@ class BatchForward {
               float* weights);
   void attend_chunk(int32_t l, const BatchChunk& c, int32_t chunk, float* weights);
   void attend_tiles(int32_t l, const BatchChunk& c, int32_t chunk, int32_t kv_head);
-  void feed_forward(const LayerWeights& lw);
+  void feed_forward(int32_t l, const LayerWeights& lw);
+  // The adapters' low-rank terms added to a projection's n output rows (of the
+  // tokens, or of the logits rows), when any chunk of the step has an adapter.
+  void lora(int32_t l, std::initializer_list<LoraOutput> outs, const float* x, int32_t n, const LoraUse* rows) {
+    if (any_lora_) lora_.apply(pool_, l, {outs.begin(), outs.size()}, x, n, rows);
+  }
   void pool(const BatchChunk* chunks, int32_t n_chunks);
   const float* logits(const BatchChunk* chunks, int32_t n_chunks);
   int32_t slot_of(const BatchChunk& c, int32_t i) const { return c.slots ? c.slots[i] : c.pos + i; }
@@ -101,6 +111,9 @@ class BatchForward {
   std::vector<float> x_, xb_, q_, k_, v_, att_, gate_, up_, logits_;
   std::vector<float> weights_;  // [thread][group x max_context]: heavy-hitter scratch
   std::optional<MoeFfn> moe_;   // the FFN of mixture-of-experts models
+  bool any_lora_ = false;
+  std::vector<LoraUse> tok_lora_, row_lora_;  // each token's / logits row's adapter
+  LoraStep lora_;
 };
 
 }  // namespace parley

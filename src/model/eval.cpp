@@ -55,10 +55,11 @@ double cosine(const float* a, const float* b, int32_t n) {
 double PerplexityResult::perplexity() const { return tokens > 0 ? std::exp(nll / double(tokens)) : 0.0; }
 
 PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& tokens, int32_t window,
-                            ThreadPool& pool) {
+                            ThreadPool& pool, LoraUse lora) {
   window = resolve_window(model, window);
   const int32_t vocab = model.config().vocab_size;
   SequenceForward f(model, pool, window);
+  f.set_lora(lora.adapter, lora.scale);
   std::vector<float> buf;
   std::vector<double> lp;
   PerplexityResult r;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/thread_pool.h"
+#include "model/lora.h"
 #include "model/model.h"
 
 namespace parley {
@@ -28,9 +29,9 @@ struct CompareResult {
   double cosine_mean = 0;          // of the two logit vectors
 };
 
-// window 0 = the model's context length.
+// window 0 = the model's context length; `lora`: an adapter to run the model with.
 PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& tokens, int32_t window,
-                            ThreadPool& pool);
+                            ThreadPool& pool, LoraUse lora = {});
 // The models must share the vocabulary (same size); throws parley::Error otherwise.
 CompareResult compare_models(const Model& ref, const Model& test, const std::vector<int32_t>& tokens,
                              int32_t window, ThreadPool& pool);

@@ -44,6 +44,8 @@ const float* SequenceForward::eval(const int32_t* tokens, int32_t n, float* all_
     c.blocks = blocks_.data();
     c.logits = true;
     c.all_logits = all_logits != nullptr;
+    c.lora = lora_;
+    c.lora_scale = lora_scale_;
     const float* out = forward_.step(&c, 1);
     if (all_logits) std::copy_n(out, size_t(c.n) * size_t(vocab_), all_logits + size_t(done) * size_t(vocab_));
     last = all_logits ? out + size_t(c.n - 1) * size_t(vocab_) : out;

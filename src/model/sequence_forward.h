@@ -23,6 +23,11 @@ class SequenceForward {
   int32_t pos() const { return pos_; }
   int32_t max_context() const { return max_context_; }
   void reset() { pos_ = 0; }
+  // The LoRA adapter applied from the next eval() on (null: none).
+  void set_lora(const LoraAdapter* adapter, float scale = 1.0f) {
+    lora_ = adapter;
+    lora_scale_ = scale;
+  }
 
  private:
   int32_t max_context_;
@@ -31,6 +36,8 @@ class SequenceForward {
   BatchForward forward_;
   int32_t vocab_;
   int32_t pos_ = 0;
+  const LoraAdapter* lora_ = nullptr;
+  float lora_scale_ = 1.0f;
 };
 
 }  // namespace parley

@@ -64,6 +64,25 @@ TEST_P(OpsTest, AxpyAndAdd) {
   }
 }
 
+TEST_P(OpsTest, AxpyRows) {
+  for (const int64_t n : kSizes)
+    for (const int64_t rows : {1, 5, 16}) {
+      const int64_t stride = n + 3;  // rows of x further apart than n
+      const auto x = random_vec(rows * stride, 7), a = random_vec(rows, 8);
+      auto y = random_vec(n, 9);
+      const auto y0 = y;
+      axpy_rows(y.data(), a.data(), x.data(), rows, stride, n);
+      for (int64_t i = 0; i < n; ++i) {
+        double want = y0[size_t(i)], mag = std::fabs(y0[size_t(i)]);
+        for (int64_t r = 0; r < rows; ++r) {
+          want += double(a[size_t(r)]) * x[size_t(r * stride + i)];
+          mag += std::fabs(double(a[size_t(r)]) * x[size_t(r * stride + i)]);
+        }
+        ASSERT_NEAR(y[size_t(i)], want, kRel * mag) << n << " x " << rows << " at " << i;
+      }
+    }
+}
+
 TEST_P(OpsTest, RmsNorm) {
   for (const int64_t n : kSizes) {
     const auto x = random_vec(n, 5, 3.0f), w = random_vec(n, 6);

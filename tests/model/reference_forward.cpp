@@ -142,10 +142,29 @@ struct Ref {
   }
 };
 
+// W += scale * alpha / rank * B A for each lora_a / lora_b pair of the
+// adapter file (A: rank rows of in, B: out rows of rank).
+void merge_adapter(std::map<std::string, Vec>& w, const std::string& path, double scale) {
+  Ref a;
+  a.f = gguf::File::open(path);
+  const double alpha = a.f->get_float("adapter.lora.alpha", 0.0);
+  for (const auto& t : a.f->tensors()) {
+    if (!t.name.ends_with(".lora_a")) continue;
+    const std::string name = t.name.substr(0, t.name.size() - 7);
+    const Vec A = a.tensor(t.name), B = a.tensor(name + ".lora_b");
+    const size_t in = t.dims[0], rank = t.dims[1], out = B.size() / rank;
+    const double s = scale * (alpha != 0 ? alpha / double(rank) : 1.0);
+    Vec& m = w.at(name);
+    for (size_t o = 0; o < out; ++o)
+      for (size_t k = 0; k < rank; ++k)
+        for (size_t i = 0; i < in; ++i) m[o * in + i] += s * B[o * rank + k] * A[k * in + i];
+  }
+}
+
 }  // namespace
 
 std::vector<std::vector<double>> reference_logits(const std::string& path, const std::vector<int>& tokens,
-                                                  int context) {
+                                                  int context, const std::string& adapter, double adapter_scale) {
   Ref r;
   r.f = gguf::File::open(path);
   r.arch = r.f->get_string("general.architecture");
@@ -180,9 +199,10 @@ std::vector<std::vector<double>> reference_logits(const std::string& path, const
     r.factors = r.tensor(ctx > r.orig_ctx ? "rope_factors_long.weight" : "rope_factors_short.weight");
 
   const Vec embd = r.tensor("token_embd.weight");
-  const Vec out_w = r.has("output.weight") ? r.tensor("output.weight") : embd;
   std::map<std::string, Vec> w;
   for (const auto& t : r.f->tensors()) w[t.name] = r.tensor(t.name);
+  if (!adapter.empty()) merge_adapter(w, adapter, adapter_scale);
+  const Vec out_w = r.has("output.weight") ? w.at("output.weight") : embd;
   // Phi-3's fused tensors, as the separate matrices: rows of Q, K, V; of gate, up.
   const size_t qd = size_t(r.heads * r.head_dim), kd = size_t(r.kv_heads * r.head_dim), dim = size_t(r.dim);
   for (int l = 0; l < r.layers && r.has("blk.0.attn_qkv.weight"); ++l) {

@@ -11,7 +11,9 @@ namespace parley::testing {
 // gemma2 / gemma3 / phi3 GGUF and the mixture-of-experts ones (Mixtral,
 // qwen2moe, qwen3moe, olmoe), run with a context of `context` tokens (0: the
 // file's training context; it picks Phi-3's long or short rope factors).
+// `adapter`: a LoRA adapter GGUF merged into the weights at `adapter_scale`.
 std::vector<std::vector<double>> reference_logits(const std::string& gguf_path, const std::vector<int>& tokens,
-                                                  int context = 0);
+                                                  int context = 0, const std::string& adapter = "",
+                                                  double adapter_scale = 1.0);
 
 }  // namespace parley::testing

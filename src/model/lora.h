@@ -1,0 +1,108 @@
+#pragma once
+// LoRA adapters in llama.cpp's GGUF adapter format (convert_lora_to_gguf.py):
+// general.type = adapter, adapter.type = lora, adapter.lora.alpha, and for a
+// base matrix W named N the tensors N.lora_a (dims {in, rank}: rank rows of
+// in) and N.lora_b (dims {rank, out}: out rows of rank). The adapted product
+// is W x + s * B (A x) with s = alpha / rank (1 when alpha is 0) times the
+// user's scale. A and B are kept as F32 (F16 and Q8_0 files are widened at
+// load), B transposed: the expansion adds rank scaled rows of Bᵀ to each
+// output row (long contiguous axpy), where B's own rows are only rank wide.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+
+namespace parley {
+
+class Model;
+
+// The projections an adapter may target. Output is the model's output matrix
+// (layer -1); the others are per layer.
+enum class LoraTarget : int32_t { Q, K, V, O, Gate, Up, Down, Output };
+inline constexpr int32_t kLoraTargets = 8;
+// "attn_q" .. "ffn_down", "output": the GGUF tensor name's stem.
+const char* lora_target_name(LoraTarget t);
+
+struct LoraPair {
+  MatrixView a;        // F32, rank rows of in
+  const float* bt = nullptr;  // Bᵀ: rank rows of out
+  int32_t in = 0, out = 0, rank = 0;
+  float scale = 1.0f;  // alpha / rank (1 when the file's alpha is 0)
+};
+
+class LoraAdapter {
+ public:
+  // Loads `path` and checks it against `base` (architecture, tensor names and
+  // shapes); throws parley::Error naming the file and the offending tensor.
+  static std::unique_ptr<LoraAdapter> load(const std::string& path, const Model& base);
+
+  const std::string& path() const { return path_; }
+  const Model& base() const { return *base_; }  // the model it was checked against
+  uint64_t id() const { return id_; }  // unique within the process: prefix-cache keys
+  float alpha() const { return alpha_; }
+  int32_t max_rank() const { return max_rank_; }
+  uint64_t bytes() const;  // memory of the F32 matrices
+  // The pair for `target` of layer `layer` (-1 with Output), or null.
+  const LoraPair* find(int32_t layer, LoraTarget target) const;
+  // Pairs by base tensor name ("blk.0.attn_q.weight").
+  const std::map<std::string, LoraPair>& pairs() const { return by_name_; }
+
+ private:
+  LoraAdapter() = default;
+  void add(const std::string& base_name, LoraPair pair, int32_t layer, LoraTarget target);
+
+  std::string path_;
+  const Model* base_ = nullptr;
+  uint64_t id_ = 0;
+  float alpha_ = 0.0f;
+  int32_t max_rank_ = 0;
+  std::vector<std::vector<float>> storage_;
+  std::map<std::string, LoraPair> by_name_;
+  std::vector<std::array<const LoraPair*, kLoraTargets>> by_layer_;  // [layer][target]; Output at layer 0
+};
+
+// A row's adapter in a batch (null: the base model) and its user scale.
+struct LoraUse {
+  const LoraAdapter* adapter = nullptr;
+  float scale = 1.0f;
+};
+
+// One projection's output rows, for LoraStep.
+struct LoraOutput {
+  LoraTarget target;
+  float* y;
+};
+
+// The low-rank step after the projections of one input (Q, K and V; O; gate
+// and up; down; output) of a batch: y[t] += scale_t * B (A x[t]) for every row
+// t whose adapter targets the projection. Rows are grouped by adapter, and
+// each adapter's step is one pool dispatch (two for long prefills): the
+// threads split the output columns, each computing the small rank-wide
+// shrink (A x) itself (shared by rows when large), then adding its columns of
+// Bᵀ's rows straight into the output rows.
+class LoraStep {
+ public:
+  void apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
+             const LoraUse* rows);
+
+ private:
+  struct Part {
+    const LoraPair* pair;
+    float* y;
+    size_t coef;          // its coefficients' offset in a thread's scratch
+    int64_t first_block;  // its first column block among all the parts'
+  };
+  std::vector<const LoraAdapter*> adapters_;
+  std::vector<Part> parts_;
+  std::vector<int32_t> picked_;
+  std::vector<float> coef_;  // [thread][row][rank]: the shrink's products, scaled
+};
+
+}  // namespace parley
