@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,16 +25,36 @@ inline std::string temp_path(const std::string& name) {
       .string();
 }
 
-// Loading `path` fails with an error whose text contains every one of
-// `parts`; the file is removed.
-inline void expect_load_error(const std::string& path, const std::vector<std::string>& parts) {
+// `f` throws a parley::Error whose text contains every one of `parts`.
+inline void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
   try {
-    Model::load(path);
+    f();
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
   }
+}
+
+// Loading `path` fails with an error whose text contains every one of
+// `parts`; the file is removed.
+inline void expect_load_error(const std::string& path, const std::vector<std::string>& parts) {
+  expect_error([&] { Model::load(path); }, parts);
   std::filesystem::remove(path);
+}
+
+// The largest absolute difference over the largest magnitude of `want`.
+template <typename Want>
+double max_relative_error(const float* got, const Want* want, size_t n) {
+  double max_abs = 0, max_err = 0;
+  for (size_t i = 0; i < n; ++i) {
+    max_abs = std::max(max_abs, std::abs(double(want[i])));
+    max_err = std::max(max_err, std::abs(double(got[i]) - double(want[i])));
+  }
+  return max_err / max_abs;
+}
+
+inline double max_relative_error(const float* got, const std::vector<double>& want) {
+  return max_relative_error(got, want.data(), want.size());
 }
 
 }  // namespace parley::testing

@@ -22,6 +22,7 @@ namespace {
 
 using testing::kShared;
 using testing::kBundled;
+using testing::max_relative_error;
 using testing::temp_path;
 
 constexpr int32_t kBlock = 16;
@@ -92,15 +93,6 @@ std::vector<std::vector<std::pair<int32_t, std::vector<float>>>> run_batched(
     }
   }
   return out;
-}
-
-double max_relative_error(const float* got, const float* want, int32_t n) {
-  double max_abs = 0, max_err = 0;
-  for (int32_t i = 0; i < n; ++i) {
-    max_abs = std::max(max_abs, std::abs(double(want[i])));
-    max_err = std::max(max_err, std::abs(double(got[i]) - double(want[i])));
-  }
-  return max_err / max_abs;
 }
 
 void expect_matches_forward(const Model& model, DType kv_type, bool retention, double tolerance) {

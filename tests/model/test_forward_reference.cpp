@@ -17,6 +17,7 @@
 namespace parley {
 namespace {
 
+using testing::max_relative_error;
 using testing::temp_path;
 
 struct ArchCase {
@@ -116,15 +117,6 @@ std::vector<std::vector<int>> prompts() {
   std::vector<int> longer;
   for (int i = 0; i < 70; ++i) longer.push_back((i * 37 + 11) % 512);  // crosses a prefill chunk
   return {{1, 403, 407, 261, 378}, {1, 5, 300, 12, 99, 100, 101, 7, 8, 9, 450, 33, 2, 17, 3, 4, 6}, longer};
-}
-
-double max_relative_error(const float* got, const std::vector<double>& want) {
-  double max_abs = 0, max_err = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    max_abs = std::max(max_abs, std::abs(want[i]));
-    max_err = std::max(max_err, std::abs(double(got[i]) - want[i]));
-  }
-  return max_err / max_abs;
 }
 
 // context: the pass's context (0: the model's training context).

@@ -24,6 +24,8 @@
 namespace parley::lora_test {  // own helper names in the unity build
 namespace {
 
+using testing::expect_error;
+using testing::max_relative_error;
 using testing::temp_path;
 
 MkModelSpec lora_base_spec(DType type = DType::F32) {
@@ -65,29 +67,6 @@ std::vector<float> logits_of(const Model& m, const std::vector<int32_t>& tokens,
   fwd.eval(tokens.data(), split, out.data());
   fwd.eval(tokens.data() + split, int32_t(tokens.size()) - split, out.data() + size_t(split) * vocab);
   return out;
-}
-
-double max_relative_error(const float* got, const float* want, size_t n) {
-  double max_abs = 0, max_err = 0;
-  for (size_t i = 0; i < n; ++i) {
-    max_abs = std::max(max_abs, std::abs(double(want[i])));
-    max_err = std::max(max_err, std::abs(double(got[i]) - double(want[i])));
-  }
-  return max_err / max_abs;
-}
-
-double max_relative_error(const float* got, const std::vector<double>& want) {
-  std::vector<float> w(want.begin(), want.end());
-  return max_relative_error(got, w.data(), w.size());
-}
-
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an error";
-  } catch (const Error& e) {
-    for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
 }
 
 struct RuntimeCase {
