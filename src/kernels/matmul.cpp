@@ -59,6 +59,15 @@ void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, Thr
   matmul_shared({&out, 1}, x, n_tokens, pool);
 }
 
+void matmul_float_rows(const MatrixView& w, const float* x, float* y, int64_t n_tokens, int64_t r0, int64_t r1) {
+  if (act_format(w.type) != ActFormat::Float) throw Error("matmul_float_rows: float weights only");
+  Acts acts;
+  acts.cols = w.cols;
+  acts.f = x;
+  const WeightRows rows{static_cast<const uint8_t*>(w.data), int64_t(row_bytes(w.type, uint64_t(w.cols))), w.rows, w.cols};
+  kernel_for(active_isa(), w.type)(rows, acts, n_tokens, r0, r1, y);
+}
+
 void matmul_shared(std::span<const MatmulOutput> outs, const float* x, int64_t n_tokens, ThreadPool& pool) {
   if (n_tokens <= 0 || outs.empty()) return;
   if (outs.size() > kMaxStacked) throw Error("matmul_shared: more than 4 matrices");

@@ -26,6 +26,11 @@ struct MatrixView {
 // products). No allocation in the steady state. Work is split over `pool`.
 void matmul(const MatrixView& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool);
 
+// Rows [r0, r1) of matmul() for float weights (F32, F16, BF16), on the
+// calling thread: for callers that split several small products over the
+// pool themselves. Each row's sum is the one matmul() computes.
+void matmul_float_rows(const MatrixView& w, const float* x, float* y, int64_t n_tokens, int64_t r0, int64_t r1);
+
 // One matrix's output: y = w x.
 struct MatmulOutput {
   const MatrixView* w;

@@ -65,24 +65,33 @@ void axpy(float* y, float a, const float* x, int64_t n) {
 }
 
 // Four vectors of y in registers over all rows: independent FMA chains.
-void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n) {
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __m256 y0 = _mm256_loadu_ps(y + i), y1 = _mm256_loadu_ps(y + i + 8), y2 = _mm256_loadu_ps(y + i + 16),
-           y3 = _mm256_loadu_ps(y + i + 24);
+namespace {
+
+// W independent accumulator chains per pass: 8 keep both FMA units busy
+// through the FMA latency; each element's sum over the rows runs in one order.
+template <int W>
+int64_t axpy_rows_pass(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t i, int64_t n) {
+  for (; i + 8 * W <= n; i += 8 * W) {
+    __m256 acc[W];
+#pragma GCC unroll 8
+    for (int w = 0; w < W; ++w) acc[w] = _mm256_loadu_ps(y + i + 8 * w);
     for (int64_t r = 0; r < rows; ++r) {
       const __m256 va = _mm256_set1_ps(a[r]);
       const float* xr = x + r * stride + i;
-      y0 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr), y0);
-      y1 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 8), y1);
-      y2 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 16), y2);
-      y3 = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 24), y3);
+#pragma GCC unroll 8
+      for (int w = 0; w < W; ++w) acc[w] = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 8 * w), acc[w]);
     }
-    _mm256_storeu_ps(y + i, y0);
-    _mm256_storeu_ps(y + i + 8, y1);
-    _mm256_storeu_ps(y + i + 16, y2);
-    _mm256_storeu_ps(y + i + 24, y3);
+#pragma GCC unroll 8
+    for (int w = 0; w < W; ++w) _mm256_storeu_ps(y + i + 8 * w, acc[w]);
   }
+  return i;
+}
+
+}  // namespace
+
+void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n) {
+  int64_t i = axpy_rows_pass<8>(y, a, x, rows, stride, 0, n);
+  i = axpy_rows_pass<4>(y, a, x, rows, stride, i, n);
   for_lanes(n - i, [&](int64_t j, auto l) {
     __m256 acc = l.load(y + i + j);
     for (int64_t r = 0; r < rows; ++r)

@@ -11,11 +11,12 @@
 namespace parley {
 namespace {
 
-// Multiply-adds below which an expansion runs on the calling thread (as matmul()'s threshold).
+// Multiply-adds below which a step runs on the calling thread (as matmul()'s threshold).
 constexpr int64_t kLoraParallelWork = 1 << 16;
-// Shrink multiply-adds from which the threads share the shrink (a dispatch of
-// its own) rather than each computing all of it.
-constexpr int64_t kLoraSharedShrink = 1 << 18;
+// Rank rows per shrink unit: a rank-16 shrink is two units, one per thread of a 2-core pool.
+constexpr int32_t kShrinkRows = 8;
+// Output columns per expansion block: a block of Bᵀ's rank rows stays in L1 across the rows.
+constexpr int64_t kCols = 256;
 
 constexpr const char* kStems[kLoraTargets] = {"attn_q",   "attn_k", "attn_v",   "attn_output",
                                               "ffn_gate", "ffn_up", "ffn_down", "output"};
@@ -153,82 +154,85 @@ const LoraPair* LoraAdapter::find(int32_t layer, LoraTarget target) const {
   return by_layer_[size_t(std::max(layer, 0))][size_t(target)];
 }
 
+void LoraStep::group_rows(const LoraUse* rows, int32_t n) {
+  groups_.clear();
+  picked_.clear();
+  for (int32_t t = 0; t < n; ++t) {
+    const LoraAdapter* ad = rows[t].adapter;
+    if (!ad || std::any_of(groups_.begin(), groups_.end(), [ad](const Group& g) { return g.adapter == ad; }))
+      continue;
+    const auto first = int32_t(picked_.size());
+    for (int32_t u = t; u < n; ++u)
+      if (rows[u].adapter == ad) picked_.push_back(u);
+    groups_.push_back({ad, first, int32_t(picked_.size()) - first});
+  }
+}
+
 void LoraStep::apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
                      const LoraUse* rows) {
-  adapters_.clear();
-  for (int32_t t = 0; t < n; ++t)
-    if (rows[t].adapter && std::find(adapters_.begin(), adapters_.end(), rows[t].adapter) == adapters_.end())
-      adapters_.push_back(rows[t].adapter);
-  // Columns in blocks that keep a block of Bᵀ's rank rows in L1 across the tokens.
-  constexpr int64_t kCols = 256;
-  for (const LoraAdapter* ad : adapters_) {
-    picked_.clear();
-    for (int32_t t = 0; t < n; ++t)
-      if (rows[t].adapter == ad) picked_.push_back(t);
-    const int32_t m = int32_t(picked_.size());
-    // The adapter's pairs among `outs`: their products, coefficients and column blocks side by side.
-    parts_.clear();
-    size_t mr = 0;
-    int64_t blocks = 0, work = 0, shrink_work = 0;
+  group_rows(rows, n);
+  // Each adapter's pairs among `outs`: their coefficients and column blocks
+  // side by side, their shrinks cut into units of a few rank rows.
+  parts_.clear();
+  units_.clear();
+  size_t coefs = 0;
+  int64_t blocks = 0, work = 0;
+  size_t in = 0;
+  for (size_t g = 0; g < groups_.size(); ++g)
     for (const LoraOutput& o : outs) {
-      const LoraPair* p = ad->find(layer, o.target);
+      const LoraPair* p = groups_[g].adapter->find(layer, o.target);
       if (!p) continue;
-      parts_.push_back({p, o.y, mr, blocks});
-      mr += size_t(m) * size_t(p->rank);
+      for (int32_t r0 = 0; r0 < p->rank; r0 += kShrinkRows)
+        units_.push_back({parts_.size(), r0, std::min(p->rank, r0 + kShrinkRows)});
+      parts_.push_back({p, o.y, groups_[g], coefs, blocks});
+      coefs += size_t(groups_[g].m) * size_t(p->rank);
       blocks += (int64_t(p->out) + kCols - 1) / kCols;
-      work += int64_t(m) * p->rank * (p->in + p->out);
-      shrink_work += int64_t(m) * p->rank * p->in;
+      work += int64_t(groups_[g].m) * p->rank * (p->in + p->out);
+      in = size_t(p->in);
     }
-    if (parts_.empty()) continue;
-    if (coef_.size() < mr * size_t(pool.size())) coef_.resize(mr * size_t(pool.size()));
-    // Each row's rank products with A, times its scale.
-    const auto shrink = [&](float* coef, int32_t i0, int32_t i1) {
-      for (const Part& part : parts_) {
-        const LoraPair& p = *part.pair;
-        const auto* a = static_cast<const float*>(p.a.data);
-        const size_t in = size_t(p.in), r = size_t(p.rank);
-        for (int32_t i = i0; i < i1; ++i) {
-          const int32_t t = picked_[size_t(i)];
-          const float s = p.scale * rows[t].scale;
-          float* c = coef + part.coef + size_t(i) * r;
-          for (size_t k = 0; k < r; ++k) c[k] = s * dot(a + k * in, x + size_t(t) * in, int64_t(in));
-        }
+  if (parts_.empty()) return;
+  // Each adapter's rows side by side: its shrink is one product over them.
+  if (xg_.size() < picked_.size() * in) xg_.resize(picked_.size() * in);
+  for (size_t i = 0; i < picked_.size(); ++i) std::copy_n(x + size_t(picked_[i]) * in, in, xg_.data() + i * in);
+  if (coef_.size() < coefs) coef_.resize(coefs);
+  // Rank rows r0..r1 of a part's A x for its rows, times each row's scale.
+  const auto shrink = [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const ShrinkUnit& unit = units_[size_t(u)];
+      const Part& part = parts_[unit.part];
+      const LoraPair& p = *part.pair;
+      float* c = coef_.data() + part.coef;
+      matmul_float_rows(p.a, xg_.data() + size_t(part.group.first) * in, c, part.group.m, unit.r0, unit.r1);
+      for (int32_t i = 0; i < part.group.m; ++i) {
+        const float s = p.scale * rows[picked_[size_t(part.group.first + i)]].scale;
+        for (int32_t k = unit.r0; k < unit.r1; ++k) c[size_t(i) * size_t(p.rank) + size_t(k)] *= s;
       }
-    };
-    // Blocks b0..b1 of the parts' columns, one after the other.
-    const auto expand = [&](const float* coef, int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        size_t j = 0;
-        while (j + 1 < parts_.size() && parts_[j + 1].first_block <= b) ++j;
-        const Part& part = parts_[j];
-        const LoraPair& p = *part.pair;
-        const size_t out = size_t(p.out), r = size_t(p.rank);
-        const size_t c0 = size_t(b - part.first_block) * size_t(kCols), cols = std::min(out - c0, size_t(kCols));
-        for (int32_t i = 0; i < m; ++i)
-          axpy_rows(part.y + size_t(picked_[size_t(i)]) * out + c0, coef + part.coef + size_t(i) * r, p.bt + c0,
-                    int64_t(r), int64_t(out), int64_t(cols));
-      }
-    };
-    // Small products on the calling thread: a pool wake-up costs more.
-    if (work < kLoraParallelWork || pool.size() == 1) {
-      shrink(coef_.data(), 0, m);
-      expand(coef_.data(), 0, blocks);
-      continue;
     }
-    // The threads split the columns, each computing the small shrink for
-    // itself rather than wait for a second dispatch; a long prefill's shrink
-    // is worth a dispatch of its own, split by rows.
-    const bool shared = shrink_work >= kLoraSharedShrink;
-    if (shared)
-      pool.parallel_for(m, [&](int64_t i0, int64_t i1) { shrink(coef_.data(), int32_t(i0), int32_t(i1)); });
-    pool.run([&](int t, int nt) {
-      const int64_t b0 = blocks * t / nt, b1 = blocks * (t + 1) / nt;
-      if (b0 == b1) return;
-      float* coef = shared ? coef_.data() : coef_.data() + size_t(t) * mr;
-      if (!shared) shrink(coef, 0, m);
-      expand(coef, b0, b1);
-    });
+  };
+  // Column blocks b0..b1 of the parts, one after the other.
+  const auto expand = [&](int64_t b0, int64_t b1) {
+    size_t j = 0;
+    for (int64_t b = b0; b < b1; ++b) {
+      while (j + 1 < parts_.size() && parts_[j + 1].first_block <= b) ++j;
+      const Part& part = parts_[j];
+      const LoraPair& p = *part.pair;
+      const size_t out = size_t(p.out), r = size_t(p.rank);
+      const size_t c0 = size_t(b - part.first_block) * size_t(kCols), cols = std::min(out - c0, size_t(kCols));
+      for (int32_t i = 0; i < part.group.m; ++i)
+        axpy_rows(part.y + size_t(picked_[size_t(part.group.first + i)]) * out + c0,
+                  coef_.data() + part.coef + size_t(i) * r, p.bt + c0, int64_t(r), int64_t(out), int64_t(cols));
+    }
+  };
+  // Small steps on the calling thread: a pool wake-up costs more.
+  if (work < kLoraParallelWork || pool.size() == 1) {
+    shrink(0, int64_t(units_.size()));
+    expand(0, blocks);
+    return;
   }
+  // Two dispatches for every adapter in the batch together: the shrinks
+  // (each A read once), then the expansions split by column blocks.
+  pool.parallel_for(int64_t(units_.size()), shrink);
+  pool.parallel_for(blocks, expand);
 }
 
 }  // namespace parley

@@ -82,27 +82,40 @@ struct LoraOutput {
 
 // The low-rank step after the projections of one input (Q, K and V; O; gate
 // and up; down; output) of a batch: y[t] += scale_t * B (A x[t]) for every row
-// t whose adapter targets the projection. Rows are grouped by adapter, and
-// each adapter's step is one pool dispatch (two for long prefills): the
-// threads split the output columns, each computing the small rank-wide
-// shrink (A x) itself (shared by rows when large), then adding its columns of
-// Bᵀ's rows straight into the output rows.
+// t whose adapter targets the projection. Rows are grouped by adapter; every
+// adapter of the batch goes through the same two pool dispatches: the shrinks
+// (A x, the float matmul kernel over each adapter's rows, split by rank rows),
+// then the expansions (Bᵀ's rank rows added straight into the output rows,
+// split by column blocks).
 class LoraStep {
  public:
   void apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
              const LoraUse* rows);
 
  private:
+  struct Group {
+    const LoraAdapter* adapter;
+    int32_t first, m;  // its rows: picked_[first .. first + m)
+  };
   struct Part {
     const LoraPair* pair;
     float* y;
-    size_t coef;          // its coefficients' offset in a thread's scratch
+    Group group;
+    size_t coef;          // its coefficients' offset in coef_
     int64_t first_block;  // its first column block among all the parts'
   };
-  std::vector<const LoraAdapter*> adapters_;
+  struct ShrinkUnit {
+    size_t part;
+    int32_t r0, r1;  // rank rows
+  };
+  void group_rows(const LoraUse* rows, int32_t n);
+
+  std::vector<Group> groups_;
   std::vector<Part> parts_;
+  std::vector<ShrinkUnit> units_;
   std::vector<int32_t> picked_;
-  std::vector<float> coef_;  // [thread][row][rank]: the shrink's products, scaled
+  std::vector<float> xg_;    // the picked rows' inputs, adapter by adapter
+  std::vector<float> coef_;  // [part][row][rank]: the shrinks' products, scaled
 };
 
 }  // namespace parley
