@@ -36,10 +36,17 @@ class Binder {
     return view(require(name, {cols, rows}));
   }
 
-  // Expert e's matrix of a 3-D [cols, rows, n] tensor: its e-th rows x cols slice.
-  std::vector<MatrixView> experts(const std::string& name, uint64_t cols, uint64_t rows, uint64_t n) {
-    const gguf::TensorInfo& t = require(name, {cols, rows, n});
+  // Expert e's matrix of `stem`: the e-th rows x cols slice of the 3-D
+  // [cols, rows, n] tensor STEM_exps, or, in files from llama.cpp's converter
+  // before it stacked the experts (early Mixtral downloads), the 2-D tensor
+  // STEM.e of each expert.
+  std::vector<MatrixView> experts(const std::string& stem, uint64_t cols, uint64_t rows, uint64_t n) {
     std::vector<MatrixView> out;
+    if (!find(stem + "_exps.weight") && find(stem + ".0.weight")) {
+      for (uint64_t e = 0; e < n; ++e) out.push_back(matrix(stem + "." + std::to_string(e) + ".weight", cols, rows));
+      return out;
+    }
+    const gguf::TensorInfo& t = require(stem + "_exps.weight", {cols, rows, n});
     const uint64_t bytes = row_bytes(t.type, cols) * rows;
     for (uint64_t e = 0; e < n; ++e)
       out.push_back({t.type, int64_t(rows), int64_t(cols), static_cast<const uint8_t*>(t.data) + e * bytes});
@@ -92,9 +99,9 @@ MoeWeights bind_moe(Binder& b, const ModelConfig& c, const std::string& p) {
   const uint64_t dim = uint64_t(c.dim), ffn = uint64_t(m.expert_ffn_dim), n = uint64_t(m.n_experts);
   MoeWeights w;
   w.router = b.matrix(p + "ffn_gate_inp.weight", dim, n);
-  w.gate = b.experts(p + "ffn_gate_exps.weight", dim, ffn, n);
-  w.up = b.experts(p + "ffn_up_exps.weight", dim, ffn, n);
-  w.down = b.experts(p + "ffn_down_exps.weight", ffn, dim, n);
+  w.gate = b.experts(p + "ffn_gate", dim, ffn, n);
+  w.up = b.experts(p + "ffn_up", dim, ffn, n);
+  w.down = b.experts(p + "ffn_down", ffn, dim, n);
   if (m.shared_ffn_dim > 0) {
     const uint64_t sffn = uint64_t(m.shared_ffn_dim);
     w.shared_gate = b.matrix(p + "ffn_gate_shexp.weight", dim, sffn);

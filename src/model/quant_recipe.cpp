@@ -73,8 +73,9 @@ DType planned_type(const QuantRecipe& recipe, const std::string& name, const std
   if (!recipe.mixed) return recipe.base;
   if (name == "output.weight") return DType::Q6_K;
   const int32_t layer = layer_of(name);
+  // ffn_down, ffn_down_exps, and an early Mixtral file's per-expert ffn_down.E.
   const bool attn_v = ends_with(name, ".attn_v.weight"), ffn_down =
-      ends_with(name, ".ffn_down.weight") || ends_with(name, ".ffn_down_exps.weight");
+      name.find(".ffn_down.") != std::string::npos || ends_with(name, ".ffn_down_exps.weight");
   const bool attn_out = ends_with(name, ".attn_output.weight");
   switch (recipe.base) {
     case DType::Q3_K:  // llama.cpp's Q3_K_M

@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "model/model_files.h"
 #include "model/moe_ffn.h"
+#include "model/sequence_forward.h"
 #include "util/error.h"
 #include "model_test_util.h"
 
@@ -106,6 +107,48 @@ TEST(MoeFfn, GroupedStepEqualsPerTokenProducts) {
       EXPECT_GE(std::count(used.begin(), used.end(), true), 4);  // the tokens really went to mixed experts
       std::filesystem::remove(path);
     }
+}
+
+// Files written before llama.cpp's converter stacked the experts (early
+// Mixtral downloads) hold one 2-D tensor per expert, blk.N.ffn_gate.E.weight:
+// they load into the same views and give the same logits; a missing expert is
+// named.
+TEST(MoeLoad, PerExpertTensorsOfEarlyMixtralFiles) {
+  const std::string path = temp_path("mixtral-3d.gguf"), split = temp_path("mixtral-2d.gguf");
+  write_random_model(moe_spec("mixtral", DType::Q8_0), path);
+  const auto write_split = [&](uint64_t experts_kept) {
+    auto src = gguf::File::open(path);
+    gguf::Writer w;
+    for (const auto& key : src->keys()) w.set(key, *src->find(key));
+    for (const auto& t : src->tensors()) {
+      const auto* p = static_cast<const uint8_t*>(t.data);
+      const std::string exps = "_exps.weight";
+      if (t.name.size() <= exps.size() || t.name.compare(t.name.size() - exps.size(), exps.size(), exps) != 0) {
+        w.add_tensor(t.name, t.type, t.dims, std::vector<uint8_t>(p, p + t.n_bytes()));
+        continue;
+      }
+      const std::string stem = t.name.substr(0, t.name.size() - exps.size());
+      const uint64_t bytes = t.n_bytes() / t.dims[2];
+      for (uint64_t e = 0; e < experts_kept; ++e)
+        w.add_tensor(stem + "." + std::to_string(e) + ".weight", t.type, {t.dims[0], t.dims[1]},
+                     std::vector<uint8_t>(p + e * bytes, p + (e + 1) * bytes));
+    }
+    w.write(split);
+  };
+  write_split(8);
+  auto stacked = Model::load(path), per_expert = Model::load(split);
+  ASSERT_EQ(per_expert->weights().layers[0].moe.down.size(), 8u);
+  ThreadPool pool(2);
+  const std::vector<int32_t> tokens = {1, 403, 407, 261, 378, 99, 12, 7};
+  const size_t vocab = size_t(stacked->config().vocab_size);
+  std::vector<float> a(tokens.size() * vocab), b(tokens.size() * vocab);
+  SequenceForward(*stacked, pool).eval(tokens.data(), int32_t(tokens.size()), a.data());
+  SequenceForward(*per_expert, pool).eval(tokens.data(), int32_t(tokens.size()), b.data());
+  EXPECT_EQ(a, b);
+  per_expert.reset();
+  write_split(7);
+  testing::expect_load_error(split, {"blk.0.ffn_gate.7.weight", "missing"});
+  std::filesystem::remove(path);
 }
 
 // quantize re-encodes the 3-D expert tensors expert by expert (same shape,

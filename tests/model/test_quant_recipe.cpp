@@ -33,6 +33,9 @@ TEST(QuantRecipe, ExpertRouterStaysF32ExpertsAreQuantized) {
   EXPECT_EQ(tensor_type(recipe("q4_0"), "blk.0.ffn_up_exps.weight", {2048, 768, 128}, 48), DType::Q4_0);
   EXPECT_EQ(tensor_type(recipe("q4_k_m"), "blk.0.ffn_down_exps.weight", {768, 2048, 128}, 48), DType::Q6_K);
   EXPECT_EQ(tensor_type(recipe("q4_k_m"), "blk.7.ffn_down_exps.weight", {768, 2048, 128}, 48), DType::Q4_K);
+  // An early Mixtral file's per-expert tensors.
+  EXPECT_EQ(tensor_type(recipe("q4_k_m"), "blk.0.ffn_down.3.weight", {14336, 4096}, 32), DType::Q6_K);
+  EXPECT_EQ(tensor_type(recipe("q4_k_m"), "blk.7.ffn_down.3.weight", {14336, 4096}, 32), DType::Q4_K);
 }
 
 TEST(QuantRecipe, MixedRecipeGivesSensitiveTensorsMoreBits) {
