@@ -5,7 +5,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startServer, makeSlowModel, sleep } from './server.mjs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, makeSlowModel, sleep, binary } from './server.mjs';
 
 const bundled = 'models/stories260K.gguf';
 let slow;
@@ -108,4 +112,32 @@ test('concurrent requests to both models, the other one loading meanwhile', asyn
     assert.equal(r.model, asks[i]);
     assert.equal(r.choices[0].text, expected[asks[i]]);
   });
+});
+
+test('--models-dir serves its models but not adapters or tokenizers; --max-models evicts the least recent', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-models-'));
+  const mk = (name) => execFileSync(binary, ['mkmodel', '--dim', '64', '--layers', '1', '--heads', '2', '-o', join(dir, name)],
+    { stdio: 'ignore' });
+  mk('a.gguf');
+  mk('b.gguf');
+  execFileSync(binary, ['mkadapter', join(dir, 'a.gguf'), join(dir, 'a-lora.gguf')], { stdio: 'ignore' });
+  copyFileSync('/dev/null', join(dir, 'tokenizer.bin'));
+  const server = await startServer(['--model', `stories260K=${bundled}`, '--models-dir', dir, '--max-models', '2']);
+  try {
+    const c = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const loaded = async () => Object.fromEntries((await c.models.list()).data.map((m) => [m.id, m.loaded]));
+    assert.deepEqual(await loaded(), { stories260K: true, a: false, b: false });
+    const ask = (model) => c.completions.create({ model, prompt: 'Once', max_tokens: 4, temperature: 0 });
+    await ask('a');
+    assert.deepEqual(await loaded(), { stories260K: true, a: true, b: false });
+    await ask('b');  // a is idle and the least recently used: it makes room
+    assert.deepEqual(await loaded(), { stories260K: true, a: false, b: true });
+    await ask('stories260K');
+    const stats = await (await fetch(`${server.url}/v1/stats`)).json();
+    assert.equal(stats.model_set.evictions, 1);
+    assert.equal(stats.model_set.loads, 2);
+  } finally {
+    assert.equal((await server.stop()).code, 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
