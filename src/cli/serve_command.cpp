@@ -234,7 +234,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--models-dir", a.models_dir, "serve every *.gguf and *.bin model file of DIR too, named by file stem (loaded on demand)");
   cmd.add_option("--max-models", a.max_models, "most models in memory at once, the default included (0 = any)")->capture_default_str();
   cmd.add_option("--models-memory", a.models_memory, "budget over the loaded models' weight and KV pool bytes (512M, 8G, 50%; default: none)");
-  cmd.add_option("--model-idle-unload", a.model_idle_unload_s, "seconds without a request before a model loaded on demand is unloaded (0 = never)")->capture_default_str();
+  cmd.add_option("--model-idle-unload", a.model_idle_unload_s, "seconds without a request before a model loaded on demand is unloaded (0 = never)")->capture_default_str()->check(CLI::NonNegativeNumber);
   a.model.add_chat_template_to(cmd);
   cmd.add_option("--config", a.config_file, "JSON file of settings named like the flags (\"port\": 8080, ...)");
   cmd.add_option("--host", a.serve.http.host, "address to listen on")->capture_default_str();
