@@ -15,6 +15,10 @@ std::chrono::milliseconds idle_check_period(std::chrono::milliseconds idle) {
 }  // namespace
 
 ModelLease::~ModelLease() {
+  // Let go of the model first: the set, holding it while a lease runs, then
+  // has the last reference, so the model (its engine) ends on the set's
+  // thread, never on the thread that drops the lease (maybe its own engine's).
+  model_.reset();
   std::lock_guard lock(to_->mu);
   if (to_->set) to_->set->release(index_);
 }
