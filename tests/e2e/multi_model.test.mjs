@@ -141,3 +141,19 @@ test('--models-dir serves its models but not adapters or tokenizers; --max-model
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('shutdown ends a stream of a model loaded on demand with a final chunk, and exits 0', async () => {
+  const server = await startServer(['--model', `stories260K=${bundled}`, '--model', `slow=${slow.path}`,
+    '--shutdown-grace', '1']);
+  const c = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  const stream = await c.chat.completions.create({ ...request, max_tokens: 3000, ignore_eos: true, stream: true });
+  const chunks = [];
+  const read = (async () => { for await (const chunk of stream) chunks.push(chunk); })();
+  while (chunks.length === 0) await sleep(20);
+  const stopped = server.stop();
+  await read;
+  const finish = chunks.flatMap((ch) => ch.choices).filter((ch) => ch.finish_reason).map((ch) => ch.finish_reason);
+  assert.equal(finish.length, 1);
+  assert.ok(['cancelled', 'length'].includes(finish[0]), finish[0]);  // 'length' on a host fast enough to finish in the grace
+  assert.equal((await stopped).code, 0);
+});
