@@ -135,11 +135,13 @@ void ModelSet::run_loader() {
       blocked_ = room == Room::Wait;
       blocked_at_ = releases_;
     }
-    // The models that go are destroyed (their engines stopped) before another loads.
+    // The models that go are destroyed (their engines stopped) unlocked and
+    // before another loads; then all is looked at again (requests may have come).
     if (!gone.empty()) {
       lock.unlock();
       gone.clear();
       lock.lock();
+      continue;
     }
     if (may_load && room != Room::Wait) {
       queue_.pop_front();
