@@ -1,4 +1,5 @@
-// ModelSet: loads on demand (once for many waiting requests), LRU eviction
+// ModelSet: loads on demand (once for many waiting requests, the others
+// answering meanwhile), LRU eviction
 // among idle models under --max-models and --models-memory, busy and pinned
 // models never unloaded, idle unload, load failures.
 #include "serve/models/model_set.h"
@@ -113,6 +114,22 @@ TEST(ModelSet, LoadsOnDemandOnceForConcurrentRequests) {
   EXPECT_EQ(set.stats().loads, 1u);
   EXPECT_EQ(set.stats().waiting, 0);
   EXPECT_TRUE(is_loaded(set, "a"));
+}
+
+TEST(ModelSet, OtherModelsAnswerWhileOneLoads) {
+  FakeLoader fake;
+  fake.sizes = {{"a", 1}, {"b", 1}};
+  fake.slow = "a";
+  ModelSet set({}, fake.loader());
+  set.add("a", 1);
+  set.add("b", 1);
+  lease_of(set, "b");
+  auto a = acquire(set, "a");
+  ASSERT_TRUE(eventually([&] { return fake.load_count("a") == 1; }));  // a's load has begun, and waits
+  EXPECT_EQ(acquire(set, "b").wait_for(0s), std::future_status::ready);
+  EXPECT_EQ(a.wait_for(0s), std::future_status::timeout);
+  fake.slow_gate.set_value();
+  EXPECT_TRUE(a.get().lease);
 }
 
 TEST(ModelSet, AcquiringALoadedModelAnswersAtOnce) {
