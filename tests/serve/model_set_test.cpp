@@ -1,7 +1,7 @@
 // ModelSet: loads on demand (once for many waiting requests, the others
-// answering meanwhile), LRU eviction
-// among idle models under --max-models and --models-memory, busy and pinned
-// models never unloaded, idle unload, load failures.
+// answering meanwhile), LRU eviction among idle models under --max-models and
+// --models-memory, busy and pinned models never unloaded, idle unload, load
+// failures.
 #include "serve/models/model_set.h"
 
 #include <gtest/gtest.h>

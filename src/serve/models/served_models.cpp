@@ -94,9 +94,10 @@ json ServedModels::list() const {
 }
 
 bool ServedModels::dispatch(const Router& router, const ExchangePtr& ex, Access access) {
+  // A name the set does not hold goes to the default model's routes too: its
+  // check_model answers 404 model_not_found (or finds one of its adapters).
   const std::string name = access == Access::Public ? "" : named_model(ex->request());
-  if (name.empty() || name == front_.model_id) return true;
-  if (!set_.contains(name)) throw model_not_found(name);
+  if (name.empty() || name == front_.model_id || !set_.contains(name)) return true;
   require_ready(front_);
   // The load runs on the set's thread; the request goes on on its connection's strand.
   set_.acquire(name, [ex, &router](std::shared_ptr<ModelLease> lease, const std::string& error) {
