@@ -1,7 +1,7 @@
 // Several models in one server (docs/api.md, "Several models"), through the
 // official OpenAI client: the bundled model loaded at start, a random-weights
 // mkmodel model (slow enough for a stream to outlast the idle time) loaded on
-// demand and unloaded when idle (--model-idle-unload 1).
+// demand and unloaded when idle (--model-idle-unload 0.5).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
@@ -35,7 +35,7 @@ function sample(text, series) {
 
 before(async () => {
   slow = makeSlowModel();
-  multi = await startServer(['--model', `stories260K=${bundled}`, '--model', `slow=${slow.path}`, '--model-idle-unload', '1']);
+  multi = await startServer(['--model', `stories260K=${bundled}`, '--model', `slow=${slow.path}`, '--model-idle-unload', '0.5']);
   single = await startServer(['--model', slow.path]);
   client = new OpenAI({ baseURL: `${multi.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
@@ -71,10 +71,10 @@ test('a model loads on demand and answers as a server of that model alone does',
 });
 
 test('a model answering a stream stays; idle, it is unloaded after --model-idle-unload', async () => {
-  const stream = await client.chat.completions.create({ ...request, max_tokens: 3000, ignore_eos: true, stream: true });
+  const stream = await client.chat.completions.create({ ...request, max_tokens: 4000, ignore_eos: true, stream: true });
   const chunks = stream[Symbol.asyncIterator]();
   await chunks.next();
-  await sleep(1500);  // past the idle time, with the stream open
+  await sleep(800);  // past the idle time and its check, with the stream open
   assert.equal((await models()).slow.loaded, true);
   const text = await metrics();
   assert.equal(sample(text, 'parley_model_loaded{model="slow"}'), 1);
