@@ -174,6 +174,19 @@ TEST(ModelSet, MemoryBudgetEvictsUntilTheNewModelFits) {
   EXPECT_EQ(set.stats().evictions, 2u);
 }
 
+TEST(ModelSet, AModelLargerThanItsEstimateMakesRoomOnceLoaded) {
+  FakeLoader fake;
+  fake.sizes = {{"a", 60}, {"b", 60}};
+  ModelSet set({.memory_bytes = 100}, fake.loader());
+  set.add("a", 60);
+  set.add("b", 10);  // its file, say, without the KV pool
+  lease_of(set, "a");
+  auto b = lease_of(set, "b");  // 70 fitted; 120 does not
+  EXPECT_FALSE(is_loaded(set, "a"));
+  EXPECT_TRUE(is_loaded(set, "b"));
+  EXPECT_EQ(set.models()[1].bytes, 60u);
+}
+
 TEST(ModelSet, ABusyModelIsNeverEvictedTheLoadWaits) {
   FakeLoader fake;
   fake.sizes = {{"a", 1}, {"b", 1}};

@@ -236,9 +236,13 @@ void ModelSet::load(std::unique_lock<std::mutex>& lock, size_t index) {
     ++e.running;
     leases.push_back(std::make_shared<ModelLease>(lease_return_, index, model));
   }
+  // Loaded, it may be larger than the estimate that fitted: idle models make up the difference.
+  std::vector<std::shared_ptr<ResidentModel>> gone;
+  make_room(e, gone);
   lock.unlock();
   for (size_t k = 0; k < waiters.size(); ++k) waiters[k](std::move(leases[k]), "");
   waiters.clear();  // what the callbacks hold goes before the lock is taken again
+  gone.clear();
   lock.lock();
 }
 
