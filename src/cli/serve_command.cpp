@@ -1,6 +1,7 @@
 // parley serve: the OpenAI-compatible HTTP/WebSocket API (src/serve) on one
-// resident model, or several loaded on demand (docs/api.md, "Several models"). Every flag also comes from PARLEY_<FLAG> and from a JSON
-// --config file; precedence: flags > environment > file > defaults.
+// resident model, or several loaded on demand (docs/api.md, "Several
+// models"). Every flag also comes from PARLEY_<FLAG> and from a JSON --config
+// file; precedence: flags > environment > file > defaults.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -130,7 +131,10 @@ std::vector<NamedModel> model_list(const ServeArgs& a) {
     if (found.empty() && list.empty()) throw Error("--models-dir: no model files (*.gguf, *.bin) in " + a.models_dir);
     list.insert(list.end(), found.begin(), found.end());
   }
-  if (list.empty()) list.push_back(parse_model_value(a.model.resolved_model()));
+  if (list.empty()) {
+    const std::string path = a.model.resolved_model();
+    list.push_back({std::filesystem::path(path).stem().string(), path});
+  }
   if (!a.model_id.empty()) list[0].name = a.model_id;
   check_unique_names(list);
   if (list.size() > 1 && a.max_models == 1)
