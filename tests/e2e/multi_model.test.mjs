@@ -101,6 +101,22 @@ test('an unknown model is 404 model_not_found', async () => {
   await assert.rejects(client.models.retrieve('nope'), (e) => e.status === 404);
 });
 
+test('Anthropic\'s Messages API and /tokenize follow the body\'s model too', async () => {
+  const post = (path, body) => fetch(`${multi.url}${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const message = { messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 };
+  const r = await post('/v1/messages', { ...message, model: 'slow' });
+  assert.equal(r.status, 200);
+  assert.equal((await r.json()).model, 'slow');
+  const missing = await post('/v1/messages', { ...message, model: 'nope' });
+  assert.equal(missing.status, 404);
+  assert.equal((await missing.json()).type, 'error');  // Anthropic's shape
+  // The default model's routes would refuse 'slow' (404): a 200 is the slow model's.
+  const tokenize = (model) => post('/tokenize', { model, content: 'Once upon a time' });
+  assert.equal((await tokenize('slow')).status, 200);
+  assert.equal((await tokenize('nope')).status, 404);
+});
+
 test('concurrent requests to both models, the other one loading meanwhile', async () => {
   const prompt = { prompt: 'Once upon a time', max_tokens: 12, temperature: 0 };
   const expected = {};
