@@ -1,17 +1,21 @@
 // parley serve: the OpenAI-compatible HTTP/WebSocket API (src/serve) on one
-// resident model. Every flag also comes from PARLEY_<FLAG> and from a JSON
-// --config file; precedence: flags > environment > file > defaults.
+// resident model, or several loaded on demand (docs/api.md, "Several
+// models"). Every flag also comes from PARLEY_<FLAG> and from a JSON --config
+// file; precedence: flags > environment > file > defaults.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/engine_options.h"
+#include "cli/model_list.h"
 #include "engine/engine_limits.h"
 #include "engine/llm_engine.h"
 #include "model/model.h"
 #include "serve/api_server.h"
+#include "serve/models/served_models.h"
 #include "serve/ops/ops_setup.h"
 #include "serve/sessions/session_cache_backends.h"
 #include "serve/sessions/static_answers_signal.h"
@@ -27,6 +31,12 @@ struct ServeArgs {
   serve::ServeOptions serve;
   std::string config_file;
   std::string model_id;  // default: the model file's stem
+  // Several models (docs/api.md, "Several models"): --model NAME=PATH values, --models-dir.
+  std::vector<std::string> models;  // --model: one PATH as ever, or NAME=PATH (repeatable)
+  std::string models_dir;
+  size_t max_models = 0;
+  std::string models_memory;  // "" = no budget
+  double model_idle_unload_s = 0;
   int32_t max_n = 8;
   int32_t idle_timeout_s = 60;
   int32_t ws_idle_timeout_s = 300;
@@ -91,6 +101,72 @@ std::string fingerprint(const Model& m) {
   return buf;
 }
 
+// The model's API context as the flags set it up.
+std::unique_ptr<serve::ApiContext> make_context(const ServeArgs& a, const Model& model, LlmEngine& engine,
+                                                const std::string& id, const serve::StateBackends& backends) {
+  const int32_t max_context = engine.config().max_context;
+  const int32_t context = max_context > 0 ? max_context : model.config().context_length;
+  auto ctx = std::make_unique<serve::ApiContext>(
+      model, engine, id, fingerprint(model),
+      serve::ParamLimits{a.max_n, model.config().vocab_size, context, a.engine.kv_retention.policy != KvPolicy::Full});
+  ctx->pooling = a.pooling == "last"                                               ? Pooling::Last
+                 : a.pooling == "cls"                                              ? Pooling::Cls
+                 : a.pooling.empty() && model.config().pooling != Pooling::None ? model.config().pooling
+                                                                                   : Pooling::Mean;
+  backends.attach(ctx->services);
+  ctx->services.session_turns = a.session_turns;
+  ctx->services.session_ttl_s = a.session_ttl_s;
+  ctx->services.response_cache_ttl = std::chrono::seconds(a.response_cache_ttl_s);
+  ctx->services.cache_per_key = a.response_cache_scope == "key";
+  ctx->services.static_mode = parse_static_mode(a.static_answers_mode);
+  return ctx;
+}
+
+// The models to serve, the default (loaded at start) first.
+std::vector<NamedModel> model_list(const ServeArgs& a) {
+  std::vector<NamedModel> list;
+  for (const std::string& v : a.models) list.push_back(parse_model_value(v));
+  if (!a.models_dir.empty()) {
+    const std::vector<NamedModel> found = models_in_dir(a.models_dir);
+    if (found.empty() && list.empty()) throw Error("--models-dir: no model files (*.gguf, *.bin) in " + a.models_dir);
+    list.insert(list.end(), found.begin(), found.end());
+  }
+  if (list.empty()) {
+    const std::string path = a.model.resolved_model();
+    list.push_back({std::filesystem::path(path).stem().string(), path});
+  }
+  if (!a.model_id.empty()) list[0].name = a.model_id;
+  check_unique_names(list);
+  if (list.size() > 1 && a.max_models == 1)
+    throw Error("--max-models must be at least 2 with several models: the default model stays loaded");
+  return list;
+}
+
+// The models after the first, loaded on demand with the flags' engine and serving settings.
+std::unique_ptr<serve::ServedModels> make_served_models(const ServeArgs& a, serve::ApiContext& front,
+                                                        const serve::StateBackends& backends,
+                                                        const std::vector<NamedModel>& list) {
+  serve::ModelSetOptions o;
+  o.max_models = a.max_models;
+  o.memory_bytes = a.models_memory.empty() ? 0 : parse_memory_size(a.models_memory);
+  o.idle_unload = std::chrono::milliseconds(int64_t(a.model_idle_unload_s * 1000));
+  std::map<std::string, std::string> paths;
+  for (size_t i = 1; i < list.size(); ++i) paths[list[i].name] = list[i].path;
+  auto load = [&a, &front, &backends, paths](const std::string& name) -> std::shared_ptr<serve::ResidentModel> {
+    ModelOptions options = a.model;
+    options.model = paths.at(name);
+    options.chat_template.clear();  // --chat-template is the default model's
+    auto model = options.load();
+    auto engine = std::make_unique<LlmEngine>(*model, a.engine);
+    auto ctx = make_context(a, *model, *engine, name, backends);
+    serve::share_protection(front, *ctx);
+    return std::make_shared<serve::ServedModel>(std::move(model), std::move(engine), std::move(ctx));
+  };
+  auto served = std::make_unique<serve::ServedModels>(front, o, std::move(load));
+  for (size_t i = 1; i < list.size(); ++i) served->add(list[i].name, std::filesystem::file_size(list[i].path));
+  return served;
+}
+
 void run_serve(ServeArgs& a) {
   a.engine.threads = a.model.resolved_threads();
   if (!a.kv_memory.empty()) a.engine.kv_memory_bytes = parse_memory_size(a.kv_memory);
@@ -104,30 +180,19 @@ void run_serve(ServeArgs& a) {
   a.serve.http.idle_timeout = std::chrono::seconds(a.idle_timeout_s);
   a.serve.http.ws_idle_timeout = std::chrono::seconds(a.ws_idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
+  const std::vector<NamedModel> list = model_list(a);
   serve::StateBackends backends(a.state);  // before the model: a misconfigured Redis fails at once
+  a.model.model = list[0].path;
   auto model = a.model.load();
   auto engine = std::make_unique<LlmEngine>(*model, a.engine);
-  const int32_t max_context = engine->config().max_context;
-  const int32_t context = max_context > 0 ? max_context : model->config().context_length;
-  const std::string id = a.model_id.empty() ? std::filesystem::path(model->path()).stem().string() : a.model_id;
-  serve::ApiContext ctx(*model, *engine, id, fingerprint(*model),
-                        serve::ParamLimits{a.max_n, model->config().vocab_size, context,
-                                           a.engine.kv_retention.policy != KvPolicy::Full});
-  ctx.pooling = a.pooling == "last"                        ? Pooling::Last
-                : a.pooling == "cls"                       ? Pooling::Cls
-                : a.pooling.empty() && model->config().pooling != Pooling::None ? model->config().pooling
-                                                                                 : Pooling::Mean;
-  backends.attach(ctx.services);
-  ctx.services.session_turns = a.session_turns;
-  ctx.services.session_ttl_s = a.session_ttl_s;
-  ctx.services.response_cache_ttl = std::chrono::seconds(a.response_cache_ttl_s);
-  ctx.services.cache_per_key = a.response_cache_scope == "key";
-  ctx.services.static_mode = parse_static_mode(a.static_answers_mode);
-  serve::StaticAnswersSignal reload_on_sighup(ctx.services.static_answers);
+  auto ctx = make_context(a, *model, *engine, list[0].name, backends);
+  serve::StaticAnswersSignal reload_on_sighup(ctx->services.static_answers);
   a.ops.redis_url = a.state.redis_url;  // rate buckets shared with the other replicas
-  auto ops = std::make_unique<serve::OpsSetup>(a.ops, ctx, a.engine);
-  serve::ApiServer server(ctx, a.serve);
+  auto ops = std::make_unique<serve::OpsSetup>(a.ops, *ctx, a.engine);
+  auto others = list.size() > 1 ? make_served_models(a, *ctx, backends, list) : nullptr;
+  serve::ApiServer server(*ctx, a.serve, others.get());
   serve::serve_until_signal(server, a.serve, std::cout);
+  others.reset();  // drained by the shutdown: their engines end with them
   ops.reset();  // the fallback engine, like the main one, ends while ctx exists
   // The engine goes first: its destructor delivers the final events of what
   // is left, which post into the (stopped) I/O context and end generations
@@ -166,6 +231,14 @@ void add_ops_options(CLI::App& cmd, serve::OpsOptions& o) {
 
 void add_options(CLI::App& cmd, ServeArgs& a) {
   a.model.add_to(cmd);
+  cmd.remove_option(cmd.get_option("--model"));  // serve's takes several
+  cmd.add_option("-m,--model", a.models,
+                 "GGUF file or llama2.c checkpoint (default: $PARLEY_MODEL, else the bundled stories260K); "
+                 "NAME=PATH, repeatable, serves several models (docs/api.md, \"Several models\"): the first is the default");
+  cmd.add_option("--models-dir", a.models_dir, "serve every *.gguf and *.bin model file of DIR too, named by file stem (loaded on demand)");
+  cmd.add_option("--max-models", a.max_models, "most models in memory at once, the default included (0 = any)")->capture_default_str();
+  cmd.add_option("--models-memory", a.models_memory, "budget over the loaded models' weight and KV pool bytes (512M, 8G, 50%; default: none)");
+  cmd.add_option("--model-idle-unload", a.model_idle_unload_s, "seconds without a request before a model loaded on demand is unloaded (0 = never)")->capture_default_str()->check(CLI::NonNegativeNumber);
   a.model.add_chat_template_to(cmd);
   cmd.add_option("--config", a.config_file, "JSON file of settings named like the flags (\"port\": 8080, ...)");
   cmd.add_option("--host", a.serve.http.host, "address to listen on")->capture_default_str();

@@ -49,17 +49,22 @@ double bucket_quantile(const std::vector<double>& bounds, const std::vector<uint
 }
 
 std::string Histogram::prometheus(const std::string& name, const std::string& help) const {
+  return "# HELP " + name + ' ' + help + "\n# TYPE " + name + " histogram\n" + prometheus_samples(name);
+}
+
+std::string Histogram::prometheus_samples(const std::string& name, const std::string& labels) const {
   std::ostringstream out;
-  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
+  const std::string more = labels.empty() ? "" : labels + ",";
   uint64_t cumulative = 0;
   for (size_t i = 0; i <= bounds_.size(); ++i) {
     cumulative += buckets_[i].load(std::memory_order_relaxed);
-    out << name << "_bucket{le=\"";
+    out << name << "_bucket{" << more << "le=\"";
     if (i == bounds_.size()) out << "+Inf";
     else out << bounds_[i];
     out << "\"} " << cumulative << '\n';
   }
-  out << name << "_sum " << sum() << '\n' << name << "_count " << cumulative << '\n';
+  const std::string braced = labels.empty() ? "" : "{" + labels + "}";
+  out << name << "_sum" << braced << ' ' << sum() << '\n' << name << "_count" << braced << ' ' << cumulative << '\n';
   return out.str();
 }
 

@@ -21,6 +21,8 @@ class Histogram {
   double quantile(double q) const;
   // "# HELP/# TYPE", the cumulative _bucket{le=...} lines, _sum and _count.
   std::string prometheus(const std::string& name, const std::string& help) const;
+  // The samples without the HELP and TYPE lines; `labels` ("model=\"a\"") go in every sample.
+  std::string prometheus_samples(const std::string& name, const std::string& labels = "") const;
   const std::vector<double>& bounds() const { return bounds_; }
   // Per-bucket counts now (the last is +Inf); differences of two are a window's histogram.
   std::vector<uint64_t> snapshot() const;

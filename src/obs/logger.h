@@ -18,6 +18,7 @@ class Logger {
   explicit Logger(std::ostream& out, LogLevel level = LogLevel::Info) : out_(out), level_(level) {}
   bool enabled(LogLevel level) const { return level >= level_ && level_ != LogLevel::Off; }
   void set_level(LogLevel level) { level_ = level; }  // before other threads log
+  LogLevel level() const { return level_; }
   // Writes `fields` with "ts" (UTC, milliseconds), "level" and "event" added in front.
   void log(LogLevel level, const std::string& event, const nlohmann::json& fields = nlohmann::json::object());
 

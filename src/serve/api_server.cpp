@@ -6,6 +6,7 @@
 #include <iostream>
 #include <thread>
 
+#include "serve/models/served_models.h"
 #include "serve/ops/static_routes.h"
 #include "serve/ops/status_routes.h"
 #include "serve/ops/watchdog.h"
@@ -37,8 +38,8 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds lim
 
 }  // namespace
 
-ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
-    : ctx_(ctx), options_(std::move(options)),
+ApiServer::ApiServer(ApiContext& ctx, ServeOptions options, ServedModels* models)
+    : ctx_(ctx), models_(models), options_(std::move(options)),
       http_(router_, ctx.state, with_uncapped_proxies(options_.http, ctx),
             [this](boost::beast::tcp_stream stream, auto req, ConnectionSlotPtr slot) {
               start_ws_session(ctx_, options_.http, std::move(stream), std::move(req), std::move(slot));
@@ -46,6 +47,7 @@ ApiServer::ApiServer(ApiContext& ctx, ServeOptions options)
   add_protection(router_, ctx_);  // API keys, rate limits, validation: before every route
   http_.set_observer(access_log(ctx_));
   http_.set_upgrade_gate(websocket_gate(ctx_));
+  if (models_) models_->add_routes(router_);  // before the routes of ctx's model alone
   add_openai_routes(router_, ctx_);
   add_anthropic_routes(router_, ctx_);
   add_responses_routes(router_, ctx_);
@@ -72,10 +74,14 @@ void ApiServer::shutdown() {
   ctx_.state.draining = true;  // /ready answers 503 from now on
   http_.stop_accepting();
   http_.drain();  // idle WebSockets close (1001) now, the others after their answer
-  const auto idle = [this] { return ctx_.state.busy == 0 && ctx_.generations.size() == 0; };
+  if (models_) models_->start_draining();
+  const auto idle = [this] {
+    return ctx_.state.busy == 0 && ctx_.generations.size() == 0 && (!models_ || models_->idle());
+  };
   if (!wait_until(idle, options_.grace)) {
     std::cerr << "parley: grace period over, cancelling " << ctx_.state.busy << " request(s)\n";
     ctx_.generations.cancel_all();  // each ends with finish_reason "cancelled"
+    if (models_) models_->cancel_all();
     wait_until(idle, std::chrono::seconds(5));
   }
   // The WebSockets' last messages and close frames go out, and their clients answer.

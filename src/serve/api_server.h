@@ -13,6 +13,8 @@
 
 namespace parley::serve {
 
+class ServedModels;
+
 struct ServeOptions {
   HttpOptions http;
   std::chrono::milliseconds grace{10000};  // for requests in flight at shutdown
@@ -20,7 +22,8 @@ struct ServeOptions {
 
 class ApiServer {
  public:
-  ApiServer(ApiContext& ctx, ServeOptions options);
+  // `models`: a multi-model server's other models (null: `ctx`'s model only).
+  ApiServer(ApiContext& ctx, ServeOptions options, ServedModels* models = nullptr);
   uint16_t start();  // binds and serves; returns the bound port
   // Blocks until drained (or the grace period and a last cancel are over).
   void shutdown();
@@ -28,6 +31,7 @@ class ApiServer {
 
  private:
   ApiContext& ctx_;
+  ServedModels* models_;
   ServeOptions options_;
   Router router_;
   HttpServer http_;

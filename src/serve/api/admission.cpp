@@ -92,7 +92,8 @@ std::shared_ptr<Generation> start_generation(Exchange& admission, ApiContext& ct
                  used = std::make_shared<std::atomic<int64_t>>(0)](const Event& e) {
     *used += e.prompt_tokens + e.completion_tokens;
     if (--*left > 0 || !ctx.rate_limiter || reservation.tpm <= 0) return;
-    post([&ctx, reservation, total = double(used->load())] { ctx.rate_limiter->settle(reservation, total); });
+    // The limiter, not the context: a multi-model server may unload the model before this runs.
+    post([limiter = ctx.rate_limiter, reservation, total = double(used->load())] { limiter->settle(reservation, total); });
   };
   return Generation::start(degraded ? *ctx.fallback_engine : ctx.engine, ctx.generations, std::move(requests),
                            std::move(post), std::move(on_event), std::move(settle), admission.request_id(),

@@ -44,7 +44,7 @@ struct ApiContext {
   // Protection and operations (docs/operations.md).
   OpsSettings ops;
   KeyStore keys;                              // none: no API keys needed
-  std::unique_ptr<RateLimiter> rate_limiter;  // null: no rate limits
+  std::shared_ptr<RateLimiter> rate_limiter;  // null: no rate limits; shared by a multi-model server's models
   std::optional<Blocklist> blocklist;
   ServeMetrics metrics;
   obs::Logger log{std::cerr};                 // JSON lines: access and engine events

@@ -121,18 +121,42 @@ json stats_json(const ApiContext& ctx) {
   return out;
 }
 
-std::string prometheus_text(const ApiContext& ctx) {
-  std::ostringstream out;
-  for (const Metric& m : collect(ctx)) {
-    const std::string name = std::string("parley_") + m.name + (std::string_view(m.type) == "counter" ? "_total" : "");
-    out << "# HELP " << name << ' ' << m.help << "\n# TYPE " << name << ' ' << m.type << '\n'
-        << name << ' ' << m.value << '\n';
+std::string prometheus_text(const ApiContext& ctx) { return prometheus_text(NamedContexts{{"", &ctx}}); }
+
+std::string model_label(const std::string& name) {
+  std::string out = "model=\"";
+  for (const char c : name) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
   }
-  for (const Latency& l : latencies(ctx.metrics))
-    out << l.all.prometheus(std::string("parley_") + l.name + "_seconds", l.help);
-  out << ctx.metrics.batch_size.prometheus("parley_batch_size", "Sequences decoded together, sampled every second");
+  return out + '"';
+}
+
+// One family: its HELP and TYPE, then one sample per model ("" names none: no label).
+std::string prometheus_text(const NamedContexts& models) {
+  std::ostringstream out;
+  std::vector<std::vector<Metric>> metrics;
+  for (const auto& [name, ctx] : models) metrics.push_back(collect(*ctx));
+  const auto labels = [&](size_t k) { return models[k].first.empty() ? std::string() : model_label(models[k].first); };
+  for (size_t i = 0; i < metrics[0].size(); ++i) {
+    const Metric& m = metrics[0][i];
+    const std::string name = std::string("parley_") + m.name + (std::string_view(m.type) == "counter" ? "_total" : "");
+    out << "# HELP " << name << ' ' << m.help << "\n# TYPE " << name << ' ' << m.type << '\n';
+    for (size_t k = 0; k < models.size(); ++k)
+      out << name << (models[k].first.empty() ? "" : "{" + labels(k) + "}") << ' ' << metrics[k][i].value << '\n';
+  }
+  const auto histogram = [&](const std::string& name, const char* help, auto pick) {
+    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
+    for (size_t k = 0; k < models.size(); ++k) out << pick(models[k].second->metrics).prometheus_samples(name, labels(k));
+  };
+  const std::vector<Latency> front = latencies(models[0].second->metrics);
+  for (size_t l = 0; l < front.size(); ++l)
+    histogram(std::string("parley_") + front[l].name + "_seconds", front[l].help,
+              [l](const ServeMetrics& m) -> const obs::Histogram& { return latencies(m)[l].all; });
+  histogram("parley_batch_size", "Sequences decoded together, sampled every second",
+            [](const ServeMetrics& m) -> const obs::Histogram& { return m.batch_size; });
   out << "# HELP parley_responses_total HTTP responses by route and status\n# TYPE parley_responses_total counter\n";
-  for (const auto& [key, count] : ctx.metrics.responses())
+  for (const auto& [key, count] : models[0].second->metrics.responses())
     out << "parley_responses_total{route=\"" << key.first << "\",status=\"" << key.second << "\"} " << count << '\n';
   return out.str();
 }

@@ -50,7 +50,7 @@ OpsSetup::OpsSetup(const OpsOptions& o, ApiContext& ctx, const EngineConfig& eng
   const bool per_key_limits = std::any_of(keys.begin(), keys.end(), [](const ApiKey& k) { return k.rps > 0 || k.tpm > 0; });
   ctx.keys = KeyStore(std::move(keys));
   if (o.rate.rps > 0 || o.rate.tpm > 0 || per_key_limits)
-    ctx.rate_limiter = std::make_unique<RateLimiter>(make_buckets(o.redis_url, redis_), o.rate, ctx.keys);
+    ctx.rate_limiter = std::make_shared<RateLimiter>(make_buckets(o.redis_url, redis_), o.rate, ctx.keys);
   if (ctx.rate_limiter) ctx.rate_limiter->set_trusted_proxies(ctx.ops.trusted_proxies);
   if (!o.blocklist.empty()) ctx.blocklist = Blocklist::from_file(o.blocklist);
   if (!o.fallback_model.empty()) {

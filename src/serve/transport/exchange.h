@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "serve/transport/http_message.h"
 
@@ -53,6 +54,8 @@ class Exchange {
   // request's engine lines, so that abuse can be traced to one end user.
   const std::string& end_user() const { return end_user_; }
   void set_end_user(std::string user) { end_user_ = std::move(user); }
+  // Keeps `p` alive as long as the exchange (a multi-model server's hold on the model answering it).
+  void hold(std::shared_ptr<const void> p) { held_.push_back(std::move(p)); }
 
  protected:
   bool answered_ = false;
@@ -60,6 +63,7 @@ class Exchange {
  private:
   Headers extra_headers_;
   std::string api_key_name_, request_id_, route_, end_user_;
+  std::vector<std::shared_ptr<const void>> held_;
 };
 
 using ExchangePtr = std::shared_ptr<Exchange>;
