@@ -54,6 +54,7 @@ struct ServeArgs {
   int64_t response_cache_ttl_s = 3600;
   std::string response_cache_scope = "key";
   std::string static_answers_mode = "degraded";
+  ServeLoraOptions lora;
   serve::OpsOptions ops;  // keys, rate limits, validation, admission, degradation (docs/operations.md)
 };
 
@@ -117,6 +118,7 @@ void run_serve(ServeArgs& a) {
                 : a.pooling == "cls"                       ? Pooling::Cls
                 : a.pooling.empty() && model->config().pooling != Pooling::None ? model->config().pooling
                                                                                  : Pooling::Mean;
+  ctx.adapters = a.lora.registry(*model);
   backends.attach(ctx.services);
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;
@@ -201,6 +203,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--response-cache-scope", a.response_cache_scope, "who a cached answer serves: the API key that caused it (key) or every client (global)")->capture_default_str()->check(CLI::IsMember({"key", "global"}));
   cmd.add_option("--static-answers", a.state.static_answers, "JSON or YAML file of canonical questions and answers");
   cmd.add_option("--static-answers-mode", a.static_answers_mode, "when static answers are served: always, degraded or off")->capture_default_str()->check(CLI::IsMember({"always", "degraded", "off"}));
+  a.lora.add_to(cmd);
   add_ops_options(cmd, a.ops);
   for (CLI::Option* opt : cmd.get_options()) {
     std::string env = opt->get_single_name();
