@@ -1,7 +1,8 @@
 // LoRA adapters served by name (docs/lora.md): "model" picks an adapter,
 // mixed adapters in one batch answer as each alone, adapters from --lora-dir
 // load on first use, the LRU under --lora-memory, the admin routes to load
-// and unload, and the response cache kept apart per adapter.
+// and unload, the response cache kept apart per adapter, and sessions bound
+// to their adapter.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -113,6 +114,26 @@ test('chat, /chat and the response cache keep adapters apart', async () => {
     max_tokens: 24, temperature: 0 })).json()).results[0];
   assert.equal(await batch('a'), firstBody.choices[0].message.content);
   assert.equal(await batch(BASE), baseText);
+});
+
+test('a session keeps the adapter it was created with', async () => {
+  const created = await post('/v1/sessions', { model: 'a', system_prompt: 'Be brief.' });
+  assert.equal(created.status, 201);
+  const session = await created.json();
+  assert.equal(session.model, 'a');
+  const turn = (model) => post('/v1/chat/completions', { session_id: session.id, model, max_tokens: 8, temperature: 0,
+    messages: [{ role: 'user', content: 'Hello' }] });
+  const ok = await turn('a');
+  assert.equal(ok.status, 200);
+  assert.equal((await ok.json()).model, 'a');
+  for (const other of [BASE, 'b', undefined]) {
+    const refused = await turn(other);
+    assert.equal(refused.status, 400, String(other));
+    assert.equal((await refused.json()).error.param, 'model');
+  }
+  assert.equal((await post('/v1/sessions', { model: 'nope' })).status, 404);
+  const base = await (await post('/v1/sessions', {})).json();
+  assert.equal(base.model, BASE);
 });
 
 test('unknown adapters are 404; bad lora_scale and adapters on base-only routes are 400', async () => {

@@ -48,7 +48,7 @@ bool known(std::string_view name, RouteFields route) {
       return listed({"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store",
                      "previous_response_id", "metadata", "text", "truncation", "user"},
                     name);
-    case RouteFields::Session: return listed({"user", "system_prompt", "max_turns", "ttl_s"}, name);
+    case RouteFields::Session: return listed({"model", "user", "system_prompt", "max_turns", "ttl_s"}, name);
     case RouteFields::TokenizeContent: return listed({"model", "content", "add_special", "parse_special", "with_pieces"}, name);
     case RouteFields::TokenizePrompt: return listed({"model", "prompt", "add_special_tokens", "return_token_strs"}, name);
     case RouteFields::TokenizeMessages:
