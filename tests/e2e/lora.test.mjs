@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
+import WebSocket from 'ws';
 import { binary, makeRandomModel, startServer, sleep } from './server.mjs';
 
 const BASE = 'stories260K';
@@ -92,7 +93,7 @@ test('16 streams over 4 adapters and the base answer as each alone; adapters cha
   assert.match(metrics, /parley_lora_adapters_loaded 4/);
 });
 
-test('chat, /chat and the response cache keep adapters apart', async () => {
+test('chat, messages, responses, /chat and the response cache keep adapters apart', async () => {
   const body = { messages: [{ role: 'user', content: 'Tell me about a red ball.' }], max_tokens: 24, temperature: 0 };
   const chat = (model) => post('/v1/chat/completions', { ...body, model });
   const base = await chat(BASE);
@@ -110,10 +111,35 @@ test('chat, /chat and the response cache keep adapters apart', async () => {
   const half = await post('/v1/chat/completions', { ...body, model: 'a', lora_scale: 0.5 });
   assert.equal(half.headers.get('x-parley-cache'), 'miss');
 
+  const messages = await (await post('/v1/messages', { model: 'a', max_tokens: 24, temperature: 0,
+    messages: body.messages })).json();
+  assert.equal(messages.model, 'a');
+  assert.equal(messages.content[0].text, firstBody.choices[0].message.content);
+  const responses = await (await post('/v1/responses', { model: 'a', max_output_tokens: 24, temperature: 0,
+    input: body.messages[0].content })).json();
+  assert.equal(responses.model, 'a');
+  assert.equal(responses.output[0].content[0].text, firstBody.choices[0].message.content);
+
   const batch = async (model) => (await (await post('/chat', { prompts: ['Tell me about a red ball.'], model,
     max_tokens: 24, temperature: 0 })).json()).results[0];
   assert.equal(await batch('a'), firstBody.choices[0].message.content);
   assert.equal(await batch(BASE), baseText);
+});
+
+test('a WebSocket request runs with the adapter it names', async () => {
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/v1/ws`);
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  let text = '';
+  const done = new Promise((resolve) => ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.error || m.finished) resolve(m);
+    else text += m.text;
+  }));
+  ws.send(JSON.stringify({ model: 'b', prompt: 'Lily', max_tokens: 24, temperature: 0 }));
+  assert.equal((await done).finished, true);
+  ws.close();
+  assert.equal(text, (await streamed('b', 'Lily')).text);
+  assert.notEqual(text, (await streamed(BASE, 'Lily')).text);
 });
 
 test('a session keeps the adapter it was created with', async () => {
