@@ -33,9 +33,12 @@ void check_model(const json& body, const ApiContext& ctx) {
     throw invalid_request("The LoRA adapter '" + *model + "' cannot be used here; name the base model '" +
                               ctx.model_id + "'",
                           "model");
-  if (model && *model != ctx.model_id)
-    throw ApiError(404, "The model '" + *model + "' does not exist; this server serves '" + ctx.model_id + "'",
-                   "invalid_request_error", "model", "model_not_found");
+  if (model && *model != ctx.model_id) throw unknown_model(*model, ctx);
+}
+
+ApiError unknown_model(const std::string& name, const ApiContext& ctx) {
+  return ApiError(404, "The model '" + name + "' does not exist; this server serves '" + ctx.model_id + "'",
+                  "invalid_request_error", "model", "model_not_found");
 }
 
 }  // namespace parley::serve

@@ -11,6 +11,7 @@
 #include "engine/llm_engine.h"
 #include "model/model.h"
 #include "serve/adapters/lora_registry.h"
+#include "serve/transport/api_error.h"
 #include "serve/transport/exchange.h"
 #include "serve/api/generation.h"
 #include "serve/api/structured_output.h"
@@ -63,6 +64,8 @@ ParamLimits request_limits(const ApiContext& ctx, const Exchange& ex);
 // names a LoRA adapter (routes that generate pick one with select_model,
 // model_choice.h; the others run the base model only).
 void check_model(const json& body, const ApiContext& ctx);
+// The 404 (model_not_found) for a model name the server does not serve.
+ApiError unknown_model(const std::string& name, const ApiContext& ctx);
 // Generations start through admission control: start_generation, admission.h.
 
 }  // namespace parley::serve

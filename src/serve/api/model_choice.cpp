@@ -33,7 +33,7 @@ void select_model(const json& body, ApiContext& ctx, GenerationParams& params) {
   } catch (const Error& e) {
     throw invalid_request("The LoRA adapter '" + *model + "' failed to load: " + e.what(), "model");
   }
-  if (!use) check_model(body, ctx);  // the 404
+  if (!use) throw unknown_model(*model, ctx);
   params.lora = std::move(use->adapter);
   params.lora_scale = scale ? float(*scale) : use->scale;
   params.model_name = *model;

@@ -47,7 +47,7 @@ json session_json(const ApiContext& ctx, const state::Session& s, bool with_turn
 std::string session_model(const json& body, const ApiContext& ctx) {
   const auto model = get_string(body, "model");
   if (!model || *model == ctx.model_id) return "";
-  if (!ctx.adapters->contains(*model)) check_model(body, ctx);  // the 404
+  if (!ctx.adapters->contains(*model)) throw unknown_model(*model, ctx);
   return *model;
 }
 
