@@ -119,6 +119,7 @@ void run_serve(ServeArgs& a) {
                 : a.pooling.empty() && model->config().pooling != Pooling::None ? model->config().pooling
                                                                                  : Pooling::Mean;
   ctx.adapters = a.lora.registry(*model);
+  if (ctx.adapters->contains(id)) throw Error("--lora/--lora-dir: the adapter name '" + id + "' is the base model's");
   backends.attach(ctx.services);
   ctx.services.session_turns = a.session_turns;
   ctx.services.session_ttl_s = a.session_ttl_s;

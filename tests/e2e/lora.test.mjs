@@ -233,6 +233,7 @@ test('under a small --lora-memory the least recently used idle adapter is evicte
   }
 });
 
-test('a --lora adapter for another base fails the start with the reason', async () => {
+test('a --lora adapter for another base, or named as the base, fails the start', async () => {
   await assert.rejects(startServer(['--lora', `o=${adapterPath('other')}`]), /shape|does not exist/);
+  await assert.rejects(startServer(['--lora', `${BASE}=${adapterPath('a')}`]), /base model/);
 });
