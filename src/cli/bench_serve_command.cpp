@@ -47,7 +47,23 @@ struct BenchServeArgs {
   bool no_prefix_cache = false;
   bool json = false;
   std::string grammar, json_schema;  // output constraint: a GBNF file ("json": any JSON object), a JSON schema file
+  std::vector<std::string> loras;    // --lora PATH[:SCALE]: request i runs with adapter i mod their count
 };
+
+struct BenchAdapter {
+  std::shared_ptr<const LoraAdapter> adapter;
+  float scale = 1.0f;
+};
+
+// The --lora adapters, each loaded (and its load time and memory printed) as generate's --lora.
+std::vector<BenchAdapter> bench_adapters(const BenchServeArgs& a, const Model& model) {
+  std::vector<BenchAdapter> out;
+  for (const std::string& spec : a.loras) {
+    const LoraOption option{spec};
+    out.push_back({option.load(model), option.scale()});
+  }
+  return out;
+}
 
 // The grammar every request is held to (null: none), as the server compiles it.
 std::shared_ptr<const grammar::Grammar> bench_grammar(const BenchServeArgs& a) {
@@ -131,6 +147,7 @@ nlohmann::json summarize_run(const BenchServeArgs& a, const std::vector<Trace>& 
   const EngineStats s = engine.stats();
   nlohmann::json j = {
       {"model", model.name()},
+      {"lora_adapters", a.loras.size()},
       {"wall_s", wall_s},
       {"requests", traces.size()},
       {"sampling", {{"temperature", a.temperature}, {"top_k", a.top_k}, {"top_p", a.top_p}}},
@@ -210,6 +227,8 @@ void run_bench_serve(const BenchServeArgs& a) {
   std::fprintf(setup, "load: %d requests, %s, prompts %d tokens (+%d shared), %d output tokens, lengths +-%.0f%%, %s\n",
               a.requests, arrivals, a.prompt_tokens, a.shared_prefix, a.max_tokens, 100 * a.spread, sampling);
 
+  const std::vector<BenchAdapter> adapters = bench_adapters(a, *model);
+  if (!adapters.empty()) std::fprintf(setup, "LoRA: requests spread over %zu adapters\n", adapters.size());
   Workload work(a, model->config().vocab_size);
   std::vector<Trace> traces(size_t(a.requests));
   for (auto& t : traces) t.tokens.reserve(size_t(a.max_tokens * (1 + a.spread)) + 2);
@@ -220,6 +239,10 @@ void run_bench_serve(const BenchServeArgs& a) {
   auto submit = [&](int32_t i) {
     Trace& t = traces[size_t(i)];
     Request r = work.next();
+    if (!adapters.empty()) {
+      r.lora = adapters[size_t(i) % adapters.size()].adapter;
+      r.lora_scale = adapters[size_t(i) % adapters.size()].scale;
+    }
     std::lock_guard lock(mu);
     t.submitted = Clock::now();
     ++in_flight;
@@ -297,6 +320,7 @@ void add_bench_serve_command(CLI::App& app) {
   cmd->add_option("--grammar", a->grammar, "hold every answer to a GBNF grammar file ('json': any JSON object)");
   cmd->add_option("--json-schema", a->json_schema, "hold every answer to a JSON schema file (as response_format)")
       ->excludes("--grammar");
+  cmd->add_option("--lora", a->loras, "LoRA adapter PATH[:SCALE] (repeatable): request i runs with adapter i mod their count");
   cmd->callback([a] { run_bench_serve(*a); });
 }
 

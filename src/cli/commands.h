@@ -4,10 +4,15 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace parley {
 class Model;
 class LoraAdapter;
+namespace serve {
+class LoraRegistry;
+}
 
 void add_generate_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
@@ -49,6 +54,20 @@ struct LoraOption {
   // The adapter checked against `model` (null without --lora); prints the load time on stderr.
   std::shared_ptr<const LoraAdapter> load(const Model& model) const;
   float scale() const;  // SCALE, 1 when absent
+};
+// "path:0.5" -> ("path", 0.5); a suffix that is not a number stays in the path (scale 1).
+std::pair<std::string, float> split_lora_spec(const std::string& spec);
+
+// parley serve's LoRA adapters (docs/lora.md): --lora NAME=PATH[:SCALE]
+// (repeatable, loaded at start), --lora-dir DIR (each adapter file there
+// under its file stem, loaded on first use) and --lora-memory (the LRU budget).
+struct ServeLoraOptions {
+  std::vector<std::string> adapters;
+  std::string dir, memory;
+  void add_to(CLI::App& cmd);
+  // The registry for `model`, the --lora adapters loaded; throws parley::Error
+  // with the loader's reason for a bad file or one for another base model.
+  std::unique_ptr<serve::LoraRegistry> registry(const Model& model) const;
 };
 
 }  // namespace parley

@@ -10,18 +10,18 @@
 #include "util/error.h"
 
 namespace parley {
-namespace {
 
-// "path:0.5" -> ("path", "0.5"); a suffix that is not a number stays in the path.
-std::pair<std::string, std::string> split_scale(const std::string& spec) {
+std::pair<std::string, float> split_lora_spec(const std::string& spec) {
   const size_t colon = spec.rfind(':');
-  if (colon == std::string::npos) return {spec, ""};
+  if (colon == std::string::npos) return {spec, 1.0f};
   const std::string tail = spec.substr(colon + 1);
   char* end = nullptr;
-  std::strtod(tail.c_str(), &end);
-  if (tail.empty() || *end != '\0') return {spec, ""};
-  return {spec.substr(0, colon), tail};
+  const float scale = std::strtof(tail.c_str(), &end);
+  if (tail.empty() || *end != '\0') return {spec, 1.0f};
+  return {spec.substr(0, colon), scale};
 }
+
+namespace {
 
 struct MkAdapterArgs {
   std::string base, out, targets = "all", type = "f32";
@@ -45,15 +45,12 @@ void LoraOption::add_to(CLI::App& cmd) {
                  "(times alpha / rank; default 1)");
 }
 
-float LoraOption::scale() const {
-  const std::string s = split_scale(spec).second;
-  return s.empty() ? 1.0f : std::stof(s);
-}
+float LoraOption::scale() const { return split_lora_spec(spec).second; }
 
 std::shared_ptr<const LoraAdapter> LoraOption::load(const Model& model) const {
   if (spec.empty()) return nullptr;
   const auto t0 = std::chrono::steady_clock::now();
-  std::shared_ptr<const LoraAdapter> a = LoraAdapter::load(split_scale(spec).first, model);
+  std::shared_ptr<const LoraAdapter> a = LoraAdapter::load(split_lora_spec(spec).first, model);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "loaded LoRA adapter " << a->path() << " (" << a->pairs().size() << " matrices, rank up to "
             << a->max_rank() << ", " << double(a->bytes()) / 1e6 << " MB) in " << ms << " ms\n";

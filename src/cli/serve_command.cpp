@@ -64,6 +64,7 @@ struct ServeArgs {
   int64_t response_cache_ttl_s = 3600;
   std::string response_cache_scope = "key";
   std::string static_answers_mode = "degraded";
+  ServeLoraOptions lora;
   serve::OpsOptions ops;  // keys, rate limits, validation, admission, degradation (docs/operations.md)
 };
 
@@ -186,6 +187,10 @@ void run_serve(ServeArgs& a) {
   auto model = a.model.load();
   auto engine = std::make_unique<LlmEngine>(*model, a.engine);
   auto ctx = make_context(a, *model, *engine, list[0].name, backends);
+  // Adapters are of the default model (the base their files were made for).
+  ctx->adapters = a.lora.registry(*model);
+  if (ctx->adapters->contains(list[0].name))
+    throw Error("--lora/--lora-dir: the adapter name '" + list[0].name + "' is the base model's");
   serve::StaticAnswersSignal reload_on_sighup(ctx->services.static_answers);
   a.ops.redis_url = a.state.redis_url;  // rate buckets shared with the other replicas
   auto ops = std::make_unique<serve::OpsSetup>(a.ops, *ctx, a.engine);
@@ -274,6 +279,7 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--response-cache-scope", a.response_cache_scope, "who a cached answer serves: the API key that caused it (key) or every client (global)")->capture_default_str()->check(CLI::IsMember({"key", "global"}));
   cmd.add_option("--static-answers", a.state.static_answers, "JSON or YAML file of canonical questions and answers");
   cmd.add_option("--static-answers-mode", a.static_answers_mode, "when static answers are served: always, degraded or off")->capture_default_str()->check(CLI::IsMember({"always", "degraded", "off"}));
+  a.lora.add_to(cmd);
   add_ops_options(cmd, a.ops);
   for (CLI::Option* opt : cmd.get_options()) {
     std::string env = opt->get_single_name();

@@ -54,6 +54,7 @@ ApiServer::ApiServer(ApiContext& ctx, ServeOptions options, ServedModels* models
   add_batch_route(router_, ctx_);
   add_embeddings_route(router_, ctx_);
   add_tokenize_routes(router_, ctx_);
+  add_adapter_routes(router_, ctx_);
   add_status_routes(router_, ctx_);
   add_session_routes(router_, ctx_);
   add_static_routes(router_);

@@ -41,6 +41,7 @@ nlohmann::json to_json(const Session& s, bool with_turns) {
       j["turns"].push_back({{"user", t.user}, {"assistant", t.assistant}, {"created_ms", t.created_ms}});
   }
   if (!s.payload.empty()) j["payload"] = s.payload;
+  if (!s.model.empty()) j["model"] = s.model;
   return j;
 }
 
@@ -74,6 +75,7 @@ Session session_from_json(const nlohmann::json& j) {
   s.updated_ms = integer_field(j, "updated_ms");
   s.expires_ms = integer_field(j, "expires_ms");
   s.payload = string_field(j, "payload");
+  s.model = string_field(j, "model");
   // cjson (Redis's Lua) writes an empty array as {}: both mean no turns.
   const auto turns = j.find("turns");
   if (turns != j.end() && turns->is_array()) {

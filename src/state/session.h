@@ -21,6 +21,7 @@ struct Session {
   std::string user;           // free-form owner label from the client ("" = none)
   std::string api_key;        // name of the API key that created it ("" = none); others cannot see it
   std::string system_prompt;  // kept across trimming
+  std::string model;          // the LoRA adapter its turns run with ("" = the base model)
   int32_t max_turns = 5;      // turns kept (oldest dropped first)
   int64_t ttl_s = 86400;      // idle lifetime; every turn renews it
   int64_t created_ms = 0, updated_ms = 0, expires_ms = 0;  // unix milliseconds

@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <unistd.h>
+
+#include "model/lora_files.h"
+#include "model/model.h"
 #include "serve/sessions/cached_answer.h"
 #include "test_events.h"
 
@@ -121,6 +126,34 @@ TEST(CachedAnswer, KeyCoversEveryOutputChangingField) {
   a.stop_strings = {"ab", "c"};
   b.stop_strings = {"a", "bc"};
   EXPECT_NE(key_of(a), key_of(b));
+}
+
+// The adapter counts by its file and scale: not by its per-process id, so
+// that replicas sharing a cache (and an adapter loaded again) share entries.
+TEST(CachedAnswer, KeyCoversTheLoraAdapterByFileAndScale) {
+  const std::string bundled = PARLEY_SOURCE_DIR "/models/stories260K.gguf";
+  const auto model = Model::load(bundled);
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string a_path = (dir / ("parley-cache-lora-a-" + std::to_string(::getpid()))).string();
+  const std::string b_path = (dir / ("parley-cache-lora-b-" + std::to_string(::getpid()))).string();
+  MkAdapterSpec spec;
+  write_random_adapter(bundled, spec, a_path);
+  spec.seed = 2;
+  write_random_adapter(bundled, spec, b_path);
+  std::shared_ptr<const LoraAdapter> a = LoraAdapter::load(a_path, *model), a_again = LoraAdapter::load(a_path, *model),
+                                     b = LoraAdapter::load(b_path, *model);
+  std::filesystem::remove(a_path);
+  std::filesystem::remove(b_path);
+  const auto with = [](std::shared_ptr<const LoraAdapter> adapter, float scale = 1.0f) {
+    Request r = base_request();
+    r.lora = std::move(adapter);
+    r.lora_scale = scale;
+    return key_of(r);
+  };
+  EXPECT_NE(with(a), key_of(base_request()));
+  EXPECT_NE(with(a), with(b));
+  EXPECT_NE(with(a), with(a, 0.5f));
+  EXPECT_EQ(with(a), with(a_again));
 }
 
 TEST(CachedAnswer, RandomSeedIsLeftOutUnlessTheClientGaveIt) {

@@ -44,6 +44,7 @@ class SessionStoreTest : public ::testing::TestWithParam<std::string> {
     s.user = user;
     s.api_key = api_key;
     s.system_prompt = "You are terse.";
+    s.model = "lora-a";
     s.max_turns = max_turns;
     s.ttl_s = ttl_s;
     store_->put(s);
@@ -83,6 +84,7 @@ TEST_P(SessionStoreTest, CreateGetDelete) {
   EXPECT_EQ(got->user, "alice");
   EXPECT_EQ(got->api_key, "key1");
   EXPECT_EQ(got->system_prompt, "You are terse.");
+  EXPECT_EQ(got->model, "lora-a");
   EXPECT_EQ(got->max_turns, 4);
   EXPECT_EQ(got->ttl_s, 120);
   EXPECT_GT(got->created_ms, 0);
@@ -107,6 +109,7 @@ TEST_P(SessionStoreTest, AppendKeepsTheLastMaxTurnsAndTheSystemPrompt) {
   EXPECT_EQ(got->turns[2].assistant, "answer to q4");
   EXPECT_GT(got->turns[2].created_ms, 0);
   EXPECT_EQ(got->system_prompt, "You are terse.");
+  EXPECT_EQ(got->model, "lora-a");  // kept by appends
   EXPECT_GE(got->updated_ms, got->created_ms);
 }
 

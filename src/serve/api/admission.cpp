@@ -80,8 +80,10 @@ TokenReservation admit(Exchange& ex, ApiContext& ctx, std::vector<Request>& requ
 std::shared_ptr<Generation> start_generation(Exchange& admission, ApiContext& ctx, std::vector<Request> requests,
                                              Generation::Post post, Generation::OnEvent on_event) {
   const TokenReservation reservation = admit(admission, ctx, requests);
-  // While degraded, new requests go to the fallback model (same vocabulary).
-  const bool degraded = ctx.state.degraded && ctx.fallback_engine;
+  // While degraded, new requests go to the fallback model (same vocabulary);
+  // those with a LoRA adapter stay on the base model the adapter was made for.
+  const bool adapted = !requests.empty() && requests.front().lora;
+  const bool degraded = ctx.state.degraded && ctx.fallback_engine && !adapted;
   if (degraded) {
     admission.set_header("X-Parley-Degraded", "1");
     ++ctx.metrics.degraded_requests;

@@ -9,7 +9,7 @@ namespace parley::serve {
 ApiContext::ApiContext(const Model& m, LlmEngine& e, std::string id, std::string fp, ParamLimits l)
     : model(m), engine(e), model_id(std::move(id)), fingerprint(std::move(fp)),
       created(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count()),
-      limits(l) {
+      limits(l), adapters(std::make_unique<LoraRegistry>(m, 0)) {
   generations.set_metrics(&metrics);
 }
 
@@ -29,9 +29,16 @@ ParamLimits request_limits(const ApiContext& ctx, const Exchange& ex) {
 
 void check_model(const json& body, const ApiContext& ctx) {
   const auto model = get_string(body, "model");
-  if (model && *model != ctx.model_id)
-    throw ApiError(404, "The model '" + *model + "' does not exist; this server serves '" + ctx.model_id + "'",
-                   "invalid_request_error", "model", "model_not_found");
+  if (model && *model != ctx.model_id && ctx.adapters->contains(*model))
+    throw invalid_request("The LoRA adapter '" + *model + "' cannot be used here; name the base model '" +
+                              ctx.model_id + "'",
+                          "model");
+  if (model && *model != ctx.model_id) throw unknown_model(*model, ctx);
+}
+
+ApiError unknown_model(const std::string& name, const ApiContext& ctx) {
+  return ApiError(404, "The model '" + name + "' does not exist; this server serves '" + ctx.model_id + "'",
+                  "invalid_request_error", "model", "model_not_found");
 }
 
 }  // namespace parley::serve

@@ -10,6 +10,8 @@
 
 #include "engine/llm_engine.h"
 #include "model/model.h"
+#include "serve/adapters/lora_registry.h"
+#include "serve/transport/api_error.h"
 #include "serve/transport/exchange.h"
 #include "serve/api/generation.h"
 #include "serve/api/structured_output.h"
@@ -41,6 +43,7 @@ struct ApiContext {
   GrammarCache grammars;  // compiled response formats, grammars and tool-call grammars
   ServerState state;
   StateServices services;  // sessions, response cache, static answers (null: off)
+  std::unique_ptr<LoraRegistry> adapters;  // the LoRA adapters "model" may name (none at first)
   // Protection and operations (docs/operations.md).
   OpsSettings ops;
   KeyStore keys;                              // none: no API keys needed
@@ -57,8 +60,12 @@ struct ApiContext {
 void require_ready(const ApiContext& ctx);
 // The parameter limits of a request on `ex`: the server's, with its API key's priority.
 ParamLimits request_limits(const ApiContext& ctx, const Exchange& ex);
-// 404 when the body names a model other than the one served.
+// 404 when the body names a model other than the one served; 400 when it
+// names a LoRA adapter (routes that generate pick one with select_model,
+// model_choice.h; the others run the base model only).
 void check_model(const json& body, const ApiContext& ctx);
+// The 404 (model_not_found) for a model name the server does not serve.
+ApiError unknown_model(const std::string& name, const ApiContext& ctx);
 // Generations start through admission control: start_generation, admission.h.
 
 }  // namespace parley::serve

@@ -29,6 +29,12 @@ struct GenerationParams {
   int32_t truncate_prompt_tokens = 0;  // > 0: keep only the prompt's last N tokens
   std::string user;                    // the client's end user (logged: Exchange::end_user)
   OutputGrammar output;                // response_format, grammar or tools: set by the route
+  // The LoRA adapter the request's "model" names (null: the base model) at
+  // lora_scale, and the name answers echo ("": the base's id). Set by
+  // select_model (model_choice.h).
+  std::shared_ptr<const LoraAdapter> lora;
+  float lora_scale = 1.0f;
+  std::string model_name;
 };
 
 // Under a bounded retention policy a generation may outlast the context

@@ -27,6 +27,8 @@ Request make_request(const GenerationParams& p, std::vector<int32_t> prompt, int
   r.kv_retention = p.kv_retention;
   r.grammar = p.output.grammar;
   r.grammar_triggers = p.output.triggers;
+  r.lora = p.lora;
+  r.lora_scale = p.lora_scale;
   return r;
 }
 

@@ -10,14 +10,14 @@
 namespace parley::serve {
 namespace {
 
-// Read by parse_generation_params, the response cache ("cache"), admission ("timeout") and
-// parse_output_format ("response_format", "grammar").
+// Read by parse_generation_params, the response cache ("cache"), admission ("timeout"),
+// parse_output_format ("response_format", "grammar") and select_model ("model", "lora_scale").
 constexpr std::string_view kGeneration[] = {"model", "temperature", "top_p", "top_k", "min_p", "presence_penalty",
                            "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "max_tokens",
                            "max_completion_tokens", "stop", "ignore_eos", "n", "logprobs", "top_logprobs",
                            "stream", "stream_options", "user", "kv_retention", "priority",
                            "truncate_prompt_tokens", "cache", "timeout", "response_format", "grammar",
-                           "speculative"};
+                           "speculative", "lora_scale"};
 constexpr std::string_view kChat[] = {"messages", "session_id", "chat_template_kwargs"};
 constexpr std::string_view kCompletions[] = {"prompt", "echo", "suffix", "best_of"};
 
@@ -48,7 +48,7 @@ bool known(std::string_view name, RouteFields route) {
       return listed({"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store",
                      "previous_response_id", "metadata", "text", "truncation", "user"},
                     name);
-    case RouteFields::Session: return listed({"user", "system_prompt", "max_turns", "ttl_s"}, name);
+    case RouteFields::Session: return listed({"model", "user", "system_prompt", "max_turns", "ttl_s"}, name);
     case RouteFields::TokenizeContent: return listed({"model", "content", "add_special", "parse_special", "with_pieces"}, name);
     case RouteFields::TokenizePrompt: return listed({"model", "prompt", "add_special_tokens", "return_token_strs"}, name);
     case RouteFields::TokenizeMessages:

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "serve/api/model_choice.h"
 #include "serve/transport/api_error.h"
 
 namespace parley::serve {
@@ -89,6 +90,9 @@ json ServedModels::list() const {
     for (const auto& [name, c] : named)
       if (name == m.name) ctx = c;
     data.push_back(model_entry(m, ctx));
+    if (!ctx) continue;
+    const json entries = model_entries(*ctx);  // the base, then its LoRA adapters
+    data.insert(data.end(), entries.begin() + 1, entries.end());
   }
   return data;
 }

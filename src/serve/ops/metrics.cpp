@@ -18,6 +18,7 @@ std::vector<Metric> collect(const ApiContext& ctx) {
   const ServeMetrics& m = ctx.metrics;
   const state::CacheStats* cache = ctx.services.response_cache ? &ctx.services.response_cache->stats() : nullptr;
   const state::FailoverStats* fallback = ctx.services.failover.get();
+  const LoraCounters lora = ctx.adapters->counters();
   return {
       {"waiting", "gauge", "Requests waiting for the engine", int64_t(s.waiting)},
       {"running", "gauge", "Sequences being decoded", int64_t(s.running)},
@@ -83,6 +84,12 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"rss_bytes", "gauge", "Process resident memory (bytes)", int64_t(m.rss_bytes.load())},
       {"max_rss_bytes", "gauge", "--max-rss (0: none)", int64_t(ctx.ops.max_rss)},
       {"model_bytes", "gauge", "Model weight bytes", int64_t(ctx.model.weight_bytes())},
+      // LoRA adapters (docs/lora.md); per adapter: parley_lora_requests_total{adapter=...}.
+      {"lora_adapters_loaded", "gauge", "LoRA adapters in memory", int64_t(lora.loaded)},
+      {"lora_adapter_bytes", "gauge", "Memory of the LoRA adapters in memory (bytes)", int64_t(lora.bytes)},
+      {"lora_adapter_budget_bytes", "gauge", "--lora-memory (0: no limit)", int64_t(ctx.adapters->budget())},
+      {"lora_adapter_loads", "counter", "LoRA adapter loads (at start, on first use, after an eviction, by the admin route)", int64_t(lora.loads)},
+      {"lora_adapter_evictions", "counter", "LoRA adapters evicted to stay under --lora-memory", int64_t(lora.evictions)},
   };
 }
 
@@ -98,6 +105,28 @@ std::vector<Latency> latencies(const ServeMetrics& m) {
           {"inter_token", "Time between tokens of one request (seconds)", m.inter_token, m.inter_token_recent},
           {"e2e", "Request latency, submit to final event (seconds)", m.e2e, m.e2e_recent},
           {"queue_wait", "Wait from admission to the engine's first step for the request (seconds)", m.queue_wait, m.queue_wait_recent}};
+}
+
+// Prometheus label values escape backslash, quote and newline.
+std::string label_value(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return out;
+}
+
+void lora_metrics(std::ostream& out, const std::vector<LoraInfo>& adapters) {
+  if (adapters.empty()) return;
+  out << "# HELP parley_lora_requests_total Requests that named the LoRA adapter\n"
+         "# TYPE parley_lora_requests_total counter\n";
+  for (const LoraInfo& a : adapters)
+    out << "parley_lora_requests_total{adapter=\"" << label_value(a.name) << "\"} " << a.requests << '\n';
+  out << "# HELP parley_lora_adapter_loaded 1 while the LoRA adapter is in memory\n"
+         "# TYPE parley_lora_adapter_loaded gauge\n";
+  for (const LoraInfo& a : adapters)
+    out << "parley_lora_adapter_loaded{adapter=\"" << label_value(a.name) << "\"} " << int(a.loaded) << '\n';
 }
 
 }  // namespace
@@ -158,6 +187,7 @@ std::string prometheus_text(const NamedContexts& models) {
   out << "# HELP parley_responses_total HTTP responses by route and status\n# TYPE parley_responses_total counter\n";
   for (const auto& [key, count] : models[0].second->metrics.responses())
     out << "parley_responses_total{route=\"" << key.first << "\",status=\"" << key.second << "\"} " << count << '\n';
+  lora_metrics(out, ctx.adapters->list());
   return out.str();
 }
 

@@ -2,6 +2,7 @@
 // admission, engine, response cache and static answers as
 // /v1/chat/completions), with Anthropic's shapes for answers and errors.
 #include "serve/api/anthropic_messages.h"
+#include "serve/api/model_choice.h"
 #include "serve/routes/responder.h"
 #include "serve/routes/routes.h"
 #include "serve/sessions/session_chat.h"
@@ -14,7 +15,7 @@ class AnthropicResponder : public Responder {
   AnthropicResponder(const ExchangePtr& exchange, ApiContext& ctx, const GenerationParams& params,
                      const EngineRequests& requests, AnswerPlan plan)
       : Responder(exchange, ctx, params, requests, std::move(plan)),
-        meta_(anthropic_meta(ctx.model_id, int64_t(requests.requests.at(0).prompt.size()))) {}
+        meta_(anthropic_meta(answer_model(params, ctx), int64_t(requests.requests.at(0).prompt.size()))) {}
 
  private:
   HttpResponse error_response(const ApiError& e) const override { return anthropic_error_response(e); }
@@ -38,8 +39,8 @@ class AnthropicResponder : public Responder {
 
 void create_message(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
-  const AnthropicRequest request = parse_anthropic_request(body, request_limits(ctx, *ex));
-  check_model(body, ctx);
+  AnthropicRequest request = parse_anthropic_request(body, request_limits(ctx, *ex));
+  select_model(body, ctx, request.params);
   require_ready(ctx);
   AnswerPlan plan;
   EngineRequests requests = chat_requests(ctx, body, request.messages, request.params, request_api_key(*ex), plan);

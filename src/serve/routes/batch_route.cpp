@@ -3,6 +3,7 @@
 // order as {"results": [...]}.
 #include "serve/api/admission.h"
 #include "serve/transport/api_error.h"
+#include "serve/api/model_choice.h"
 #include "serve/api/openai_format.h"
 #include "serve/api/prompt_input.h"
 #include "serve/api/request_builder.h"
@@ -50,10 +51,10 @@ struct BatchCollector {
 void batch_chat(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
   check_fields(body, RouteFields::Batch);
-  check_model(body, ctx);
   ParamLimits limits = request_limits(ctx, *ex);
   limits.max_n = 1;
   GenerationParams params = parse_generation_params(body, limits, LogprobsStyle::Chat);
+  select_model(body, ctx, params);
   params.output = parse_output_format(body, ex->request().body, ctx.grammars);
   if (params.stream) throw invalid_request("'stream' is not supported by /chat", "stream");
   ex->set_end_user(params.user);

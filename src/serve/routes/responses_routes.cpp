@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "serve/routes/responder.h"
+#include "serve/api/model_choice.h"
 #include "serve/api/responses_api.h"
 #include "serve/routes/routes.h"
 #include "serve/sessions/session_chat.h"
@@ -78,11 +79,11 @@ StoredResponse stored_response(ApiContext& ctx, const std::string& id, const std
 
 void create_response(const ExchangePtr& ex, ApiContext& ctx) {
   const json body = parse_json_body(ex->request());
-  const ResponsesRequest request = parse_responses_request(body, request_limits(ctx, *ex));
+  ResponsesRequest request = parse_responses_request(body, request_limits(ctx, *ex));
   if (ctx.ops.max_messages > 0 && request.input.size() > size_t(ctx.ops.max_messages))
     throw invalid_request("At most " + std::to_string(ctx.ops.max_messages) + " input items are accepted", "input",
                           "too_many_messages");
-  check_model(body, ctx);
+  select_model(body, ctx, request.params);
   require_ready(ctx);
   const std::string api_key = request_api_key(*ex);
   std::vector<chat::ChatMessage> conversation;
@@ -94,7 +95,7 @@ void create_response(const ExchangePtr& ex, ApiContext& ctx) {
   messages.insert(messages.end(), conversation.begin(), conversation.end());
   AnswerPlan plan;
   EngineRequests requests = chat_requests(ctx, body, messages, request.params, api_key, plan);
-  ResponsesMeta meta = responses_meta(request, ctx.model_id, request.store && ctx.services.responses);
+  ResponsesMeta meta = responses_meta(request, answer_model(request.params, ctx), request.store && ctx.services.responses);
   auto responder = std::make_shared<ResponsesResponder>(ex, ctx, std::move(meta), request.params, requests,
                                                         std::move(plan), std::move(conversation), api_key);
   Responder::run(responder, std::move(requests));

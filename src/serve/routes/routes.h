@@ -13,5 +13,6 @@ void add_responses_routes(Router& router, ApiContext& ctx);  // /v1/responses[/{
 void add_batch_route(Router& router, ApiContext& ctx);    // POST /chat
 void add_embeddings_route(Router& router, ApiContext& ctx);  // POST /v1/embeddings
 void add_tokenize_routes(Router& router, ApiContext& ctx);   // POST /tokenize, /detokenize, /apply-template
+void add_adapter_routes(Router& router, ApiContext& ctx);    // POST /v1/load_lora_adapter, /v1/unload_lora_adapter
 
 }  // namespace parley::serve

@@ -58,8 +58,9 @@ std::string last_user_text(const std::vector<chat::ChatMessage>& messages) {
 void plan_answer(ApiContext& ctx, const json& body, const GenerationParams& params, const EngineRequests& requests,
                  bool chat, const std::string& api_key, AnswerPlan& plan) {
   StateServices& s = ctx.services;
-  // A fixed answer is free text: never one for a request that asked for a format or tools.
-  if (chat && s.static_answers && params.n == 1 && !params.output.grammar && static_answers_on(ctx)) {
+  // A fixed answer is free text: never one for a request that asked for a
+  // format or tools, nor for one that named a LoRA adapter (the answers are the base model's).
+  if (chat && s.static_answers && params.n == 1 && !params.output.grammar && !params.lora && static_answers_on(ctx)) {
     if (const auto answer = s.static_answers->match(plan.user_text)) {
       const auto answer_tokens = ctx.model.tokenizer().encode(*answer, false, false);
       plan.replay = fixed_answer(*answer, int32_t(requests.requests[0].prompt.size()), int32_t(answer_tokens.size()));

@@ -84,6 +84,9 @@ void add_request(KeyHasher& h, const Request& r, bool seeded) {
   h.add_raw(r.top_logprobs);
   h.add_raw(r.kv_retention ? int(r.kv_retention->policy) : -1);
   if (r.kv_retention) h.add_raw(r.kv_retention->window), h.add_raw(r.kv_retention->sink), h.add_raw(r.kv_retention->heavy);
+  // The adapter by its file (ids are per process; the cache may be shared by replicas).
+  h.add(r.lora ? r.lora->path() : "");
+  h.add_raw(r.lora ? r.lora_scale : 0.0f);
 }
 
 }  // namespace
@@ -122,7 +125,7 @@ bool is_cacheable(const GenerationParams& params) {
 
 std::string response_cache_key(const CacheScope& scope, const std::vector<Request>& requests, bool seeded) {
   KeyHasher h;
-  h.add("parley-response/3");
+  h.add("parley-response/4");
   h.add(scope.model_id);
   h.add(scope.fingerprint);
   h.add(scope.tenant);

@@ -66,6 +66,10 @@ std::vector<int32_t> chat_prompt(ApiContext& ctx, const json& body, const Genera
   plan.user_text = new_user_message(messages);
   if (params.n != 1) throw invalid_request("A session turn has one choice: 'n' must be 1", "n");
   plan.session = SessionTurn::begin(*ctx.services.turn_leases, *session_id, api_key);
+  if (const std::string& model = plan.session->session().model; model != params.model_name)
+    throw invalid_request("The session '" + *session_id + "' runs with '" + (model.empty() ? ctx.model_id : model) +
+                              "'; name that model or none",
+                          "model");
   const int32_t context = ctx.limits.context_length;
   const int32_t reserve = params.max_tokens > 0 ? params.max_tokens : context / 4;
   return session_prompt(ctx.model.tokenizer(), plan.session->session(), plan.user_text, context, reserve);

@@ -24,9 +24,10 @@ json turn_json(const state::Turn& t) {
   return {{"user", t.user}, {"assistant", t.assistant}, {"created_at", t.created_ms / 1000}};
 }
 
-json session_json(const state::Session& s, bool with_turns) {
+json session_json(const ApiContext& ctx, const state::Session& s, bool with_turns) {
   json out = {{"id", s.id},
               {"object", "session"},
+              {"model", s.model.empty() ? ctx.model_id : s.model},
               {"user", s.user},
               {"system_prompt", s.system_prompt},
               {"max_turns", s.max_turns},
@@ -39,6 +40,15 @@ json session_json(const state::Session& s, bool with_turns) {
     for (const state::Turn& t : s.turns) out["turns"].push_back(turn_json(t));
   }
   return out;
+}
+
+// The adapter a new session's turns run with ("" for the base): its
+// "model", which names the base or an adapter offered (404 otherwise).
+std::string session_model(const json& body, const ApiContext& ctx) {
+  const auto model = get_string(body, "model");
+  if (!model || *model == ctx.model_id) return "";
+  if (!ctx.adapters->contains(*model)) throw unknown_model(*model, ctx);
+  return *model;
 }
 
 // The session `id` if it exists and belongs to the request's API key.
@@ -56,12 +66,13 @@ void create(const ExchangePtr& ex, ApiContext& ctx) {
   s.user = get_string(body, "user").value_or("");
   s.api_key = request_api_key(*ex);
   s.system_prompt = get_string(body, "system_prompt").value_or("");
+  s.model = session_model(body, ctx);
   s.max_turns = int32_t(get_integer(body, "max_turns", 1, kMaxTurns).value_or(ctx.services.session_turns));
   s.ttl_s = get_integer(body, "ttl_s", 1, kMaxTtlS).value_or(ctx.services.session_ttl_s);
   s.created_ms = s.updated_ms = state::now_ms();
   s.expires_ms = s.created_ms + s.ttl_s * 1000;
   store(ctx).put(s);
-  ex->respond(json_response(201, session_json(s, true)));
+  ex->respond(json_response(201, session_json(ctx, s, true)));
 }
 
 int hex_value(char c) {
@@ -112,7 +123,7 @@ void list(const ExchangePtr& ex, ApiContext& ctx) {
   const std::string after = parse_after(decode_query(r.query_param("after")));
   const state::SessionPage page = store(ctx).list(decode_query(r.query_param("user")), request_api_key(*ex), after, limit);
   json data = json::array();
-  for (const state::Session& s : page.sessions) data.push_back(session_json(s, false));
+  for (const state::Session& s : page.sessions) data.push_back(session_json(ctx, s, false));
   ex->respond(json_response(200, {{"object", "list"},
                                   {"data", std::move(data)},
                                   {"has_more", !page.next_cursor.empty()},
@@ -137,7 +148,7 @@ void add_session_routes(Router& router, ApiContext& ctx) {
   router.add("POST", "/v1/sessions", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { create(ex, ctx); });
   router.add("GET", "/v1/sessions", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams&) { list(ex, ctx); });
   router.add("GET", "/v1/sessions/{id}", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams& p) {
-    ex->respond(json_response(200, session_json(visible_session(ctx, ex, p.at("id")), true)));
+    ex->respond(json_response(200, session_json(ctx, visible_session(ctx, ex, p.at("id")), true)));
   });
   router.add("DELETE", "/v1/sessions/{id}", Access::Key, [&ctx](const ExchangePtr& ex, const PathParams& p) {
     const std::string id = visible_session(ctx, ex, p.at("id")).id;

@@ -4,6 +4,7 @@
 #include "serve/transport/api_error.h"
 #include "serve/transport/detached_exchange.h"
 #include "serve/routes/middleware.h"
+#include "serve/api/model_choice.h"
 #include "serve/api/openai_format.h"
 #include "serve/api/prompt_input.h"
 #include "serve/api/request_builder.h"
@@ -78,10 +79,10 @@ void WsConversation::on_message(std::string_view text, bool binary) {
 
 void WsConversation::start(const json& message, Exchange& admission) {
   check_fields(message, RouteFields::WebSocket);
-  check_model(message, ctx_);
   ParamLimits limits = request_limits(ctx_, admission);
   limits.max_n = 1;
   GenerationParams params = parse_generation_params(message, limits, LogprobsStyle::Chat);
+  select_model(message, ctx_, params);
   params.output = parse_output_format(message, admission.request().body, ctx_.grammars);
   admission.set_end_user(params.user);
   require_ready(ctx_);
