@@ -152,14 +152,7 @@ json stats_json(const ApiContext& ctx) {
 
 std::string prometheus_text(const ApiContext& ctx) { return prometheus_text(NamedContexts{{"", &ctx}}); }
 
-std::string model_label(const std::string& name) {
-  std::string out = "model=\"";
-  for (const char c : name) {
-    if (c == '\\' || c == '"') out += '\\';
-    out += c == '\n' ? std::string("\\n") : std::string(1, c);
-  }
-  return out + '"';
-}
+std::string model_label(const std::string& name) { return "model=\"" + label_value(name) + '"'; }
 
 // One family: its HELP and TYPE, then one sample per model ("" names none: no label).
 std::string prometheus_text(const NamedContexts& models) {
@@ -187,7 +180,7 @@ std::string prometheus_text(const NamedContexts& models) {
   out << "# HELP parley_responses_total HTTP responses by route and status\n# TYPE parley_responses_total counter\n";
   for (const auto& [key, count] : models[0].second->metrics.responses())
     out << "parley_responses_total{route=\"" << key.first << "\",status=\"" << key.second << "\"} " << count << '\n';
-  lora_metrics(out, ctx.adapters->list());
+  lora_metrics(out, models[0].second->adapters->list());  // the default model's adapters
   return out.str();
 }
 
