@@ -25,7 +25,10 @@ struct KvLayout {
 // kv_memory_bytes 0: what max_running sequences at full context need, at
 // most kDefaultKvCapBytes (but one full context) and a quarter of physical memory.
 constexpr uint64_t kDefaultKvCapBytes = uint64_t(2) << 30;
+// With a draft model (SpecMode::Draft) the memory holds its pool too, of as
+// many blocks: the target's layout, and the draft's (its block_bytes).
 KvLayout kv_layout(const ModelConfig& model, const EngineConfig& config);
+KvLayout draft_kv_layout(const ModelConfig& model, const EngineConfig& config);
 
 // A memory size as flags give it: bytes ("1048576"), with a binary suffix
 // ("512K", "256M", "2G", optionally followed by "iB" or "B"), or a share of

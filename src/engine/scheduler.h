@@ -53,6 +53,10 @@ class Scheduler {
   void spec_kept(Sequence* seq);
   // Its verification is over: the rejected positions' blocks go back.
   void spec_done(Sequence* seq);
+  // A draft model drew fewer drafts than this step planned for the sequence
+  // (seq->spec.input holds them; none: it only decodes): its share of the
+  // step and its blocks follow.
+  void drafted(Sequence* seq);
   // The wall time of the step just done, for the step-time target's fit.
   void step_timed(double seconds);
 
@@ -91,6 +95,7 @@ class Scheduler {
   int32_t prefill_budget_ = 0;
   StepCost cost_;
   bool preempted_ = false;
+  double draft_seconds_ = 0;  // the draft model's forwards this step plans, predicted
   uint64_t spec_steps_ = 0;  // steps with decodes, for the probes (speculation.h)
   uint64_t preemptions_ = 0, hit_tokens_ = 0, query_tokens_ = 0;
 };

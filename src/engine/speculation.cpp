@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <span>
 
+#include "engine/draft_model_drafter.h"
 #include "engine/ngram_drafter.h"
 #include "engine/sequence.h"
+#include "engine/step_cost.h"
 #include "util/error.h"
 
 namespace parley {
@@ -16,6 +18,10 @@ constexpr double kAcceptanceRate = 0.25;
 // A sequence that does not speculate drifts back toward the prior this much
 // a step, so that one bad stretch does not turn it off for good.
 constexpr double kPrior = 0.5, kDrift = 0.02;
+// A probe drafts with a draft model only for sequences whose draft lacks at
+// most this many tokens (the last token, and the one drawn after a run of
+// drafts that were all kept).
+constexpr int32_t kProbeLag = 2;
 
 }  // namespace
 
@@ -24,11 +30,13 @@ const char* spec_mode_name(SpecMode m) {
     case SpecMode::Off: return "off";
     case SpecMode::Ngram: return "ngram";
     case SpecMode::Oracle: return "oracle";
+    case SpecMode::Draft: return "draft";
   }
   return "?";
 }
 
 Speculator::Speculator(SpecConfig config) : config_(std::move(config)) {
+  if (config_.mode == SpecMode::Draft && !config_.draft) throw Error("speculation with a draft model needs the draft model");
   if (config_.max_tokens < 1 || config_.max_tokens > kMaxSpecTokens)
     throw Error("speculative tokens must be in [1, " + std::to_string(kMaxSpecTokens) + "], got " +
                 std::to_string(config_.max_tokens));
@@ -57,6 +65,10 @@ int32_t Speculator::draft(Sequence& seq, double theta, int32_t room) const {
   }
   s.input.push_back(seq.tokens.back());
   int32_t n = 0;
+  if (config_.mode == SpecMode::Draft) {
+    s.want = k;  // DraftModelDrafter::draft draws them
+    return k;
+  }
   if (config_.mode == SpecMode::Ngram) {
     n = ngram_draft(std::span<const int32_t>(seq.tokens), k, s.input);
   } else if (config_.mode == SpecMode::Oracle) {
@@ -69,6 +81,15 @@ int32_t Speculator::draft(Sequence& seq, double theta, int32_t room) const {
   }
   if (n == 0) s.input.clear();
   return n;
+}
+
+bool Speculator::probes(const Sequence& seq) const {
+  if (config_.mode != SpecMode::Draft) return true;
+  return seq.spec.draft && int32_t(seq.tokens.size()) - seq.spec.draft->computed <= kProbeLag;
+}
+
+double Speculator::draft_seconds(int32_t rows) const {
+  return draft_cost_ && draft_cost_->known() ? std::max(0.0, draft_cost_->predict(rows, 0)) : 0.0;
 }
 
 void Speculator::observe(Sequence& seq, int32_t drafted, int32_t accepted) {

@@ -16,12 +16,16 @@
 // learns what a drafted position costs only from steps that carry some, so
 // every kProbeEvery-th step with decodes drafts one token wherever it can.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace parley {
 
+class Model;
+class StepCost;
 struct Sequence;
+struct DraftState;
 
 constexpr int32_t kProbeEvery = 16;
 
@@ -29,8 +33,9 @@ enum class SpecMode {
   Off,
   Ngram,   // prompt lookup (ngram_drafter.h)
   Oracle,  // SpecConfig::oracle: a known continuation, for measuring the ceiling
+  Draft,   // SpecConfig::draft: a smaller model of the same vocabulary (draft_model_drafter.h)
 };
-const char* spec_mode_name(SpecMode m);  // "off", "ngram", "oracle"
+const char* spec_mode_name(SpecMode m);  // "off", "ngram", "oracle", "draft"
 
 struct SpecConfig {
   SpecMode mode = SpecMode::Off;
@@ -41,6 +46,8 @@ struct SpecConfig {
   // Oracle: the tokens every sequence's output is proposed to continue with
   // (the target's own greedy output of the prompt, from a first run).
   std::vector<int32_t> oracle;
+  // Draft: the draft model (its vocabulary must be the target's).
+  std::shared_ptr<const Model> draft;
 };
 
 // A sequence's speculation state.
@@ -49,6 +56,10 @@ struct SpecState {
   // not speculating this step).
   std::vector<int32_t> input;
   double acceptance = 0.5;  // running estimate of one draft's acceptance
+  // Draft model: the drafts planned this step (input holds the last token
+  // until the draft model draws them), and the sequence's state there.
+  int32_t want = 0;
+  std::unique_ptr<DraftState> draft;
   int32_t drafts() const { return input.empty() ? 0 : int32_t(input.size()) - 1; }
 };
 
@@ -63,10 +74,20 @@ class Speculator {
   int32_t draft(Sequence& seq, double theta, int32_t room) const;
   // After a verification of `drafted` drafts of which `accepted` were kept.
   static void observe(Sequence& seq, int32_t drafted, int32_t accepted);
+  // Whether a probe step may draft for the sequence: with a draft model only
+  // when the draft has seen all but its newest tokens, so that a probe costs
+  // one draft forward, not a catch-up of everything since its last draft.
+  bool probes(const Sequence& seq) const;
+  // Draft model: the fit of its forwards' times (DraftModelDrafter::cost),
+  // and the seconds it predicts for one draft forward over `rows` sequences
+  // (0 without a draft model or before the fit knows anything).
+  void set_draft_cost(const StepCost* cost) { draft_cost_ = cost; }
+  double draft_seconds(int32_t rows) const;
 
  private:
   int32_t worth(const Sequence& seq, double theta, int32_t room) const;
   SpecConfig config_;
+  const StepCost* draft_cost_ = nullptr;
 };
 
 }  // namespace parley
