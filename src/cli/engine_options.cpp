@@ -50,7 +50,7 @@ void SpecOptions::add_to(CLI::App& cmd) {
                  "(drafts from --draft-model)");
   cmd.add_option("--draft-model", draft_model,
                  "a smaller model with the same vocabulary that drafts tokens for speculative decoding (implies --spec "
-                 "draft); the same file as --fallback-model is loaded once");
+                 "draft); under serve the same file as --fallback-model is loaded once");
   cmd.add_option("--spec-tokens", tokens, "speculation: drafted tokens per sequence and step at most (1-16)")
       ->capture_default_str();
   // For measurements: every step drafts --spec-tokens, whatever it costs; and the oracle drafter.

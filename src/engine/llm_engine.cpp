@@ -117,7 +117,7 @@ LlmEngine::Impl::Impl(const Model& m, EngineConfig c)
     check_same_vocabulary(model, *config.spec.draft, "--draft-model");
     drafter = std::make_unique<DraftModelDrafter>(*config.spec.draft, config, layout.n_blocks, layout.context_limit,
                                                   runner.pool());
-    speculator.set_draft_cost(&drafter->cost());
+    speculator.set_draft_cost(&drafter->cost(), double(config.spec.draft->n_params()) / double(m.n_params()));
     target_probs.resize(size_t(m.config().vocab_size));
     stats.draft_kv_blocks_total = uint64_t(layout.n_blocks);
   }

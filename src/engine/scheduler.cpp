@@ -110,14 +110,14 @@ int32_t Scheduler::speculate() {
   if (!spec_ || decodes_ == 0) return 0;
   // Probes serve the fit behind adaptive drafting; fixed drafting drafts its k.
   const bool probe = ++spec_steps_ % kProbeEvery == 0 && spec_->config().adaptive;
-  const double theta = probe ? 0.0 : position_cost();
+  const PositionPrice price = probe ? PositionPrice{} : position_price();
   int32_t extra = 0;
   std::array<int32_t, 17> drafting{};  // [j]: sequences drafting at least j tokens
   for (int32_t i = 0; i < decodes_ && budget_ > 0; ++i) {
     Sequence* seq = batch_[size_t(i)].seq;
-    if (probe && !spec_->probes(*seq)) continue;
+    if (probe ? !spec_->probes(*seq) : !spec_->catch_up_pays(*seq, price.theta, price.token_s, price.share_s)) continue;
     const int32_t room = std::min({budget_, spec_room(seq), probe ? 1 : budget_});
-    const int32_t k = spec_->draft(*seq, theta, room);
+    const int32_t k = spec_->draft(*seq, price.theta, room);
     if (k == 0) continue;
     if (!blocks_.reserve(seq->table, seq->computed, seq->computed + 1 + k)) {
       seq->spec.input.clear();
@@ -138,14 +138,17 @@ int32_t Scheduler::speculate() {
 // One more token's share of a step, in units of one decode's share of a
 // decode-only step: (t(D, 1) - t(D, 0)) / (t(D, 0) / D). 0 (speculate freely)
 // before the fit knows anything.
-double Scheduler::position_cost() const {
-  if (!cost_.known()) return 0.0;
+Scheduler::PositionPrice Scheduler::position_price() const {
+  if (!cost_.known()) return {};
   const double base = cost_.predict(decodes_, 0);
-  if (base <= 0.0) return 0.0;
+  if (base <= 0.0) return {};
+  PositionPrice p;
+  p.token_s = std::max(0.0, cost_.predict(decodes_, 1) - base);
+  p.share_s = base / double(decodes_);
   // With a draft model each drafted position also costs a draft forward,
   // shared by the decodes drafting (the target's fit leaves that time out).
-  const double target = std::max(0.0, cost_.predict(decodes_, 1) - base) * double(decodes_);
-  return (target + spec_->draft_seconds(decodes_)) / base;
+  p.theta = (p.token_s * double(decodes_) + spec_->draft_seconds(decodes_)) / base;
+  return p;
 }
 
 // Drafts a sequence may verify: under the full policy only, not for an

@@ -71,7 +71,12 @@ class Scheduler {
  private:
   void schedule_running(bool decodes);
   int32_t speculate();
-  double position_cost() const;
+  struct PositionPrice {
+    double theta = 0;    // a drafted position, in units of one decode's share of the step
+    double token_s = 0;  // one more token of the target's step, seconds
+    double share_s = 0;  // one decode's share of a decode step, seconds (0: not known yet)
+  };
+  PositionPrice position_price() const;
   int32_t spec_room(const Sequence* seq) const;
   int32_t prefill_allowance(int32_t decodes, int32_t drafts) const;
   bool make_room(Sequence* seq, int32_t n);

@@ -88,6 +88,23 @@ bool Speculator::probes(const Sequence& seq) const {
   return seq.spec.draft && int32_t(seq.tokens.size()) - seq.spec.draft->computed <= kProbeLag;
 }
 
+bool Speculator::catch_up_pays(const Sequence& seq, double theta, double token_s, double share_s) const {
+  if (config_.mode != SpecMode::Draft || !config_.adaptive) return true;
+  const int32_t lag = int32_t(seq.tokens.size()) - (seq.spec.draft ? seq.spec.draft->computed : 0);
+  if (lag <= kProbeLag) return true;
+  if (share_s <= 0.0) return false;  // the price of a step is not known yet
+  const double a = seq.spec.acceptance;
+  const double saved = std::max(0.0, a - theta) / (1.0 + a);  // of each token's time, drafting one a step
+  const double remaining = double(std::max(0, seq.req.max_tokens - seq.generated()));
+  // Per token: the target's price scaled by size, or what the draft's own
+  // catch-ups took, whichever is more (the target's fit may not have seen
+  // prefill lately).
+  double per_token = token_s * draft_size_;
+  if (draft_cost_ && draft_cost_->known())
+    per_token = std::max(per_token, draft_cost_->predict(1, 1) - draft_cost_->predict(1, 0));
+  return remaining * share_s * saved > double(lag) * per_token;
+}
+
 double Speculator::draft_seconds(int32_t rows) const {
   return draft_cost_ && draft_cost_->known() ? std::max(0.0, draft_cost_->predict(rows, 0)) : 0.0;
 }

@@ -81,13 +81,28 @@ class Speculator {
   // Draft model: the fit of its forwards' times (DraftModelDrafter::cost),
   // and the seconds it predicts for one draft forward over `rows` sequences
   // (0 without a draft model or before the fit knows anything).
-  void set_draft_cost(const StepCost* cost) { draft_cost_ = cost; }
+  // `relative_size`: the draft's parameters over the target's.
+  void set_draft_cost(const StepCost* cost, double relative_size) {
+    draft_cost_ = cost;
+    draft_size_ = relative_size;
+  }
   double draft_seconds(int32_t rows) const;
+  // Whether the draft model may catch up with a sequence it lags far behind
+  // (its prompt, or the tokens since it last drafted) to draft for it: when
+  // the catch-up, priced as `token_s` (one more token of the target's step)
+  // times the draft's relative size per token, costs less than drafting is
+  // expected to save over the tokens the sequence may still produce (each
+  // worth `share_s`, one decode's share of a step, less the fraction a
+  // drafted position at `theta` saves). Under load it does not, and a
+  // sequence the draft has not followed stays plain, as it does before the
+  // fit knows the step (share_s 0). Without adaptive drafting it may always.
+  bool catch_up_pays(const Sequence& seq, double theta, double token_s, double share_s) const;
 
  private:
   int32_t worth(const Sequence& seq, double theta, int32_t room) const;
   SpecConfig config_;
   const StepCost* draft_cost_ = nullptr;
+  double draft_size_ = 1.0;
 };
 
 }  // namespace parley
