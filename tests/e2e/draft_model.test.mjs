@@ -13,9 +13,11 @@ import { binary, startServer, stats } from './server.mjs';
 const bundled = join(process.cwd(), 'models', 'stories260K.gguf');
 const dir = mkdtempSync(join(tmpdir(), 'parley-draft-'));
 let server;
-// The bundled model drafts for itself and is the fallback model too (loaded once).
+// The bundled model drafts for itself and is the fallback model too (loaded once);
+// no response cache, which would answer the second request.
 before(async () => {
-  server = await startServer(['--draft-model', bundled, '--fallback-model', bundled, '--spec-tokens', '4', '--spec-fixed']);
+  server = await startServer(['--draft-model', bundled, '--fallback-model', bundled, '--spec-tokens', '4', '--spec-fixed',
+    '--response-cache-bytes', '0']);
 });
 after(async () => {
   assert.equal((await server.stop()).code, 0);
