@@ -1,10 +1,11 @@
 // Speculative decoding with a draft model (SpecMode::Draft): greedy output
 // is that of plain decoding token for token, whatever the draft's weights
 // (the target itself, a differently seeded model), batched with plain
-// decodes and prefill chunks, across KV blocks, with stops and max_tokens
-// inside a kept run, cancelled mid-run; both KV pools end as they started;
-// sampled tokens follow the target's distribution whatever the draft's; a
-// draft of another vocabulary is refused.
+// decodes and prefill chunks, across KV blocks, under preemption, with a
+// grammar, with stops and max_tokens inside a kept run, cancelled mid-run;
+// both KV pools end as they started; seeded sampling is reproducible and
+// follows the target's distribution whatever the draft's; a draft of
+// another vocabulary is refused.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "engine/draft_acceptance.h"
+#include "engine/grammar/grammar.h"
 #include "engine_test_util.h"
 #include "kernels/thread_pool.h"
 #include "model/mkmodel.h"
@@ -147,6 +149,58 @@ TEST(EngineDraftModel, QuantizedSelfDraftAndSeededSampling) {
   }
   const auto first = run(*target, config(draft, 6), rs, &st);
   expect_same_outcomes(run(*target, config(draft, 6), rs), first);
+  EXPECT_GT(st.spec_accepted, 0u);
+  expect_pools_empty(st);
+}
+
+// A pool of 12 blocks for 8 requests: preempted sequences drop their
+// drafts (the draft's K/V of their tokens stays valid), and everything
+// completes as without speculation.
+TEST(EngineDraftModel, TinyPoolPreemptsAndCompletes) {
+  std::shared_ptr<const Model> model = Model::load(testing::kBundled);
+  auto requests = mixed(*model);
+  for (auto& r : requests) r.max_tokens = 60;
+  EngineConfig c = config(model, 8);
+  EngineConfig off = config(nullptr);
+  const uint64_t block = uint64_t(model->config().n_layers) * 2 * 16 * uint64_t(model->config().kv_dim()) * 4;
+  c.kv_memory_bytes = 2 * 12 * block;  // 12 blocks in each pool
+  off.kv_memory_bytes = 12 * block;
+  EngineStats st;
+  expect_same_outcomes(run(*model, c, requests, &st), run(*model, off, requests));
+  EXPECT_EQ(st.kv_blocks_total, 12u);
+  EXPECT_GT(st.preemptions, 0u);
+  EXPECT_GT(st.spec_accepted, 0u);
+  expect_pools_empty(st);
+}
+
+// A grammar's state advances in the drafts as in the verification: greedy
+// requests held to a grammar give plain decoding's answer, sampled ones
+// a match of the grammar.
+TEST(EngineDraftModel, GrammarRequests) {
+  std::shared_ptr<const Model> model = Model::load(testing::kBundled);
+  auto draft = generated("draft", 4);
+  const char* gbnf = R"(root ::= (("Tom " | "Lily ") ("ran" | "sat" | "saw a cat") (". " | " and ")){2,6} "The end.")";
+  std::vector<Request> rs;
+  for (int i = 0; i < 4; ++i) {
+    Request r = testing::greedy(model->tokenizer().encode("Tom ran. Tom sat. Lily saw a cat.", true, false), 60);
+    r.grammar = grammar::parse_gbnf(gbnf);
+    rs.push_back(r);
+  }
+  for (auto d : {std::shared_ptr<const Model>(model), draft}) {
+    EngineStats st;
+    expect_same_outcomes(run(*model, config(d, 4), rs, &st), run(*model, config(nullptr), rs));
+    EXPECT_GT(st.spec_drafted, 0u);
+    expect_pools_empty(st);
+  }
+  for (int i = 0; i < 4; ++i) {
+    rs[size_t(i)].sampling.temperature = 1.0f;
+    rs[size_t(i)].sampling.seed = uint64_t(i);
+  }
+  EngineStats st;
+  for (const Outcome& o : run(*model, config(model, 4), rs, &st)) {
+    EXPECT_EQ(o.final.finish, FinishReason::Stop);
+    EXPECT_TRUE(o.text.ends_with("The end.")) << o.text;
+  }
   EXPECT_GT(st.spec_accepted, 0u);
   expect_pools_empty(st);
 }
