@@ -112,7 +112,7 @@ int32_t Scheduler::speculate() {
   const bool probe = ++spec_steps_ % kProbeEvery == 0 && spec_->config().adaptive;
   const PositionPrice price = probe ? PositionPrice{} : position_price();
   int32_t extra = 0;
-  std::array<int32_t, 17> drafting{};  // [j]: sequences drafting at least j tokens
+  std::array<int32_t, kMaxSpecTokens + 1> drafting{};  // [j]: sequences drafting at least j tokens
   for (int32_t i = 0; i < decodes_ && budget_ > 0; ++i) {
     Sequence* seq = batch_[size_t(i)].seq;
     if (probe ? !spec_->probes(*seq) : !spec_->catch_up_pays(*seq, price.theta, price.token_s, price.share_s)) continue;
@@ -127,7 +127,7 @@ int32_t Scheduler::speculate() {
     batch_[size_t(i)].n += k;
     budget_ -= k;
     extra += k;
-    for (int32_t j = 1; j <= k && j < int32_t(drafting.size()); ++j) ++drafting[size_t(j)];
+    for (int32_t j = 1; j <= k; ++j) ++drafting[size_t(j)];
   }
   // A draft model draws draft j for all of them in one forward.
   draft_seconds_ = 0;

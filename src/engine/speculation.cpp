@@ -12,7 +12,6 @@
 namespace parley {
 namespace {
 
-constexpr int32_t kMaxSpecTokens = 16;
 // Weight of the newest verification in the acceptance estimate.
 constexpr double kAcceptanceRate = 0.25;
 // A sequence that does not speculate drifts back toward the prior this much

@@ -15,6 +15,11 @@
 // step) theta nears or passes 1 and speculation stops by itself. The fit
 // learns what a drafted position costs only from steps that carry some, so
 // every kProbeEvery-th step with decodes drafts one token wherever it can.
+//
+// Drafters: prompt lookup (ngram_drafter.h), a draft model
+// (draft_model_drafter.h: its forwards' time is added to theta, and its
+// sampled drafts are judged by draft_acceptance.h's rule), and an oracle
+// for measurements.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +33,7 @@ struct Sequence;
 struct DraftState;
 
 constexpr int32_t kProbeEvery = 16;
+constexpr int32_t kMaxSpecTokens = 16;  // SpecConfig::max_tokens at most
 
 enum class SpecMode {
   Off,
