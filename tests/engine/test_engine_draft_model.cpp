@@ -17,7 +17,9 @@
 #include <thread>
 
 #include "engine/draft_acceptance.h"
+#include "engine/draft_model_drafter.h"
 #include "engine/grammar/grammar.h"
+#include "engine/sequence.h"
 #include "engine_test_util.h"
 #include "kernels/thread_pool.h"
 #include "model/mkmodel.h"
@@ -270,6 +272,35 @@ TEST(EngineDraftModel, OtherVocabularyIsRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--draft-model: its vocabulary has 600 tokens"), std::string::npos) << e.what();
   }
+}
+
+// When the draft model may catch up with a sequence it has not followed:
+// only where the catch-up (lag x the price of a token) costs less than the
+// drafting it enables saves over the tokens left; always when it is in step
+// (and probes only then); never while a step's price is unknown.
+TEST(EngineDraftModel, CatchUpOnlyWherePays) {
+  std::shared_ptr<const Model> model = Model::load(testing::kBundled);
+  Request r = testing::greedy(testing::prompt(100), 200);
+  Sequence seq(1, r, {}, 0, model->tokenizer(), model->config().vocab_size, KvRetention{}, 200);
+  SpecConfig sc;
+  sc.mode = SpecMode::Draft;
+  sc.draft = model;
+  Speculator spec(sc);
+  spec.set_draft_cost(nullptr, 0.1);
+  // 200 tokens left, 20 ms a token's share, (0.5 - 0.1) / 1.5 of it saved: about 1 s
+  // against 100 tokens at 1 ms x 0.1.
+  EXPECT_TRUE(spec.catch_up_pays(seq, 0.1, 0.001, 0.020));
+  EXPECT_FALSE(spec.catch_up_pays(seq, 0.1, 0.2, 0.020));   // a costly catch-up: 2 s
+  EXPECT_FALSE(spec.catch_up_pays(seq, 0.6, 0.001, 0.020));  // drafting saves nothing at theta 0.6
+  EXPECT_FALSE(spec.catch_up_pays(seq, 0.0, 0.0, 0.0));      // the step's price is not known
+  EXPECT_FALSE(spec.probes(seq));
+  seq.spec.draft = std::make_unique<DraftState>();
+  seq.spec.draft->computed = 99;  // in step: the last token only
+  EXPECT_TRUE(spec.catch_up_pays(seq, 0.6, 0.2, 0.0));
+  EXPECT_TRUE(spec.probes(seq));
+  seq.spec.draft->computed = 0;
+  sc.adaptive = false;
+  EXPECT_TRUE(Speculator(sc).catch_up_pays(seq, 0.9, 1.0, 0.0));  // fixed drafting always drafts
 }
 
 // The acceptance rule alone: over many draws its output follows p exactly.
