@@ -1,6 +1,7 @@
 #include "engine/draft_model_drafter.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/draft_acceptance.h"
 #include "model/model.h"

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "engine/block_manager.h"

@@ -99,10 +99,4 @@ KvLayout kv_layout(const ModelConfig& model, const EngineConfig& c) {
   return k;
 }
 
-KvLayout draft_kv_layout(const ModelConfig& model, const EngineConfig& c) {
-  KvLayout k = kv_layout(model, c);
-  k.block_bytes = draft_block_bytes(c);
-  return k;
-}
-
 }  // namespace parley

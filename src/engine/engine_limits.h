@@ -26,9 +26,8 @@ struct KvLayout {
 // most kDefaultKvCapBytes (but one full context) and a quarter of physical memory.
 constexpr uint64_t kDefaultKvCapBytes = uint64_t(2) << 30;
 // With a draft model (SpecMode::Draft) the memory holds its pool too, of as
-// many blocks: the target's layout, and the draft's (its block_bytes).
+// many blocks (n_blocks is both pools'; block_bytes the target's).
 KvLayout kv_layout(const ModelConfig& model, const EngineConfig& config);
-KvLayout draft_kv_layout(const ModelConfig& model, const EngineConfig& config);
 
 // A memory size as flags give it: bytes ("1048576"), with a binary suffix
 // ("512K", "256M", "2G", optionally followed by "iB" or "B"), or a share of
