@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "engine/run_request.h"
 #include "kernels/cpu.h"
 #include "kernels/membw.h"
@@ -38,6 +39,7 @@ struct BenchArgs {
   std::vector<int32_t> batches = {1, 4, 8, 16, 32};
   int32_t batch_steps = 16;
   std::vector<int32_t> verify;  // drafts per speculative verification step to time (empty: none)
+  SpecOptions spec;             // --spec / --draft-model: batch-1 decode with speculation beside plain
   int reps = 3;
   int32_t bandwidth_mib = 1024;
   bool json = false;
@@ -195,6 +197,34 @@ double verify_step_ms(const Model& model, ThreadPool& pool, int32_t positions, i
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / steps;
 }
 
+// Batch-1 decode with speculation (--spec, --draft-model) beside plain
+// decode, run alternately (plain, speculative, plain, ...: a loaded host's
+// speed drifts between runs), with the drafts' acceptance.
+nlohmann::json speculative_decode(LlmEngine& plain, const EngineConfig& config, const BenchArgs& a,
+                                  const BenchLora& lora) {
+  if (config.spec.mode == SpecMode::Off) return nullptr;
+  LlmEngine spec(plain.model(), config);
+  decode_tok_s(spec, a.decode_tokens, lora);  // warm-up
+  const EngineStats before = spec.stats();
+  std::vector<double> off, on;
+  for (int i = 0; i < a.reps; ++i) {
+    off.push_back(decode_tok_s(plain, a.decode_tokens, lora));
+    on.push_back(decode_tok_s(spec, a.decode_tokens, lora));
+  }
+  const EngineStats s = spec.stats();
+  const double drafted = double(s.spec_drafted - before.spec_drafted), verifications = double(s.spec_verifications - before.spec_verifications);
+  const double generated = double(s.generated_tokens - before.generated_tokens);
+  const Sample a_on = summarize(on), a_off = summarize(off);
+  return {{"mode", spec_mode_name(config.spec.mode)},
+          {"tok_s", a_on.median},
+          {"tok_s_spread", a_on.to_json()},
+          {"plain_tok_s", a_off.median},
+          {"plain_tok_s_spread", a_off.to_json()},
+          {"acceptance", drafted > 0 ? double(s.spec_accepted - before.spec_accepted) / drafted : 0.0},
+          {"tokens_per_verification", verifications > 0 ? double(s.spec_tokens - before.spec_tokens) / verifications : 0.0},
+          {"draft_ms_per_token", generated > 0 ? double(s.spec_draft_us - before.spec_draft_us) / 1000.0 / generated : 0.0}};
+}
+
 nlohmann::json verification_table(const Model& model, ThreadPool& pool, const BenchArgs& a, LoraUse lora) {
   nlohmann::json out = nlohmann::json::array();
   if (a.verify.empty()) return out;
@@ -256,6 +286,9 @@ nlohmann::json run_bench(const BenchArgs& a) {
                              {"tok_s_spread", s.to_json()}});
   }
   out["verify"] = verification_table(*model, pool, a, lora.use());
+  EngineConfig spec_config = config;
+  a.spec.apply(spec_config);
+  out["speculative"] = speculative_decode(engine, spec_config, a, lora);
   out["reps"] = a.reps;
   // Before the bandwidth test, whose buffer (1 GiB by default) would dwarf the model's memory.
   out["peak_rss_mb"] = double(loadtest::peak_rss_bytes()) / 1e6;
@@ -314,6 +347,16 @@ void print_text(const nlohmann::json& j) {
       std::printf("%6d | %7.2f %14s | %.2f\n", v["drafts"].get<int>(), v["ms"].get<double>(),
                   spread(v["ms_spread"]).c_str(), v["ratio"].get<double>());
   }
+  if (!j["speculative"].is_null()) {
+    const auto& s = j["speculative"];
+    std::printf("speculative decode batch 1 (--spec %s, alternating with plain runs): %.1f tok/s %s against %.1f "
+                "tok/s %s plain (%.2fx); %.0f%% of drafts kept, %.2f tokens per verification, draft %.2f ms per "
+                "token\n",
+                s["mode"].get<std::string>().c_str(), s["tok_s"].get<double>(), spread(s["tok_s_spread"]).c_str(),
+                s["plain_tok_s"].get<double>(), spread(s["plain_tok_s_spread"]).c_str(),
+                s["tok_s"].get<double>() / s["plain_tok_s"].get<double>(), 100.0 * s["acceptance"].get<double>(),
+                s["tokens_per_verification"].get<double>(), s["draft_ms_per_token"].get<double>());
+  }
   std::printf("peak RSS: %.1f MB\n", j["peak_rss_mb"].get<double>());
 }
 
@@ -324,6 +367,7 @@ void add_bench_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "offline benchmark: bandwidth, load, prefill, decode and batched decode speed");
   args->model.add_to(*cmd);
   args->lora.add_to(*cmd);
+  args->spec.add_to(*cmd);
   cmd->add_option("--prompt-tokens", args->prompt_lengths, "prefill lengths to measure")->capture_default_str();
   cmd->add_option("--decode-tokens", args->decode_tokens, "tokens to decode at batch 1")->capture_default_str();
   cmd->add_option("--batch", args->batches, "batch sizes of the batched-decode table")->capture_default_str();

@@ -163,6 +163,7 @@ nlohmann::json summarize_run(const BenchServeArgs& a, const std::vector<Trace>& 
       {"spec_drafted", s.spec_drafted},
       {"spec_accepted", s.spec_accepted},
       {"spec_tokens_per_step", s.spec_verifications ? double(s.spec_tokens) / double(s.spec_verifications) : 0.0},
+      {"spec_draft_s", double(s.spec_draft_us) / 1e6},
       {"prefix_cache_hit_tokens", s.prefix_cache_hit_tokens},
       {"prefix_cache_query_tokens", s.prefix_cache_query_tokens},
       {"kv_pool_mb", double(s.kv_blocks_total * block_bytes) / 1e6},
@@ -195,9 +196,9 @@ void print_text(const BenchServeArgs& a, const nlohmann::json& j) {
               j["prefix_cache_hit_tokens"].get<unsigned long long>(),
               j["prefix_cache_query_tokens"].get<unsigned long long>());
   if (j["spec_drafted"].get<unsigned long long>() > 0)
-    std::printf("speculation: %llu drafted, %llu accepted, %.2f tokens per verification\n",
+    std::printf("speculation: %llu drafted, %llu accepted, %.2f tokens per verification, %.2f s in the draft model\n",
                 j["spec_drafted"].get<unsigned long long>(), j["spec_accepted"].get<unsigned long long>(),
-                j["spec_tokens_per_step"].get<double>());
+                j["spec_tokens_per_step"].get<double>(), j["spec_draft_s"].get<double>());
   std::printf("memory: KV pool %.1f MB (peak %llu blocks used = %.1f MB), weights %.1f MB, peak RSS %.1f MB\n",
               j["kv_pool_mb"].get<double>(), j["kv_peak_blocks"].get<unsigned long long>(),
               j["kv_peak_mb"].get<double>(), j["weights_mb"].get<double>(), j["peak_rss_mb"].get<double>());

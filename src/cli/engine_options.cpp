@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "model/model.h"
 #include "util/error.h"
 
 namespace parley {
@@ -44,9 +45,12 @@ DType parse_kv_type(const std::string& name) {
 
 void SpecOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--spec", mode,
-                 "speculative decoding: off, or ngram (drafts from the prompt and output so far, verified in one step; "
-                 "same output, faster when the text repeats itself and the host is not saturated)")
-      ->capture_default_str();
+                 "speculative decoding: off (default), ngram (drafts from the prompt and output so far, verified in one "
+                 "step; same output, faster when the text repeats itself and the host is not saturated), or draft "
+                 "(drafts from --draft-model)");
+  cmd.add_option("--draft-model", draft_model,
+                 "a smaller model with the same vocabulary that drafts tokens for speculative decoding (implies --spec "
+                 "draft); under serve the same file as --fallback-model is loaded once");
   cmd.add_option("--spec-tokens", tokens, "speculation: drafted tokens per sequence and step at most (1-16)")
       ->capture_default_str();
   // For measurements: every step drafts --spec-tokens, whatever it costs; and the oracle drafter.
@@ -61,12 +65,15 @@ void SpecOptions::apply(EngineConfig& c) const {
     c.spec.oracle.clear();
     for (int32_t t; in >> t;) c.spec.oracle.push_back(t);
     c.spec.mode = SpecMode::Oracle;
-  } else if (mode == "ngram") {
-    c.spec.mode = SpecMode::Ngram;
-  } else if (mode == "off") {
-    c.spec.mode = SpecMode::Off;
+  } else if (mode == "draft" || (mode.empty() && !draft_model.empty())) {
+    if (draft_model.empty()) throw Error("--spec draft: give the draft model with --draft-model FILE");
+    c.spec.mode = SpecMode::Draft;
+    c.spec.draft = Model::load(draft_model);
+  } else if (mode == "ngram" || mode == "off" || mode.empty()) {
+    if (!draft_model.empty()) throw Error("--draft-model drafts only under --spec draft, not --spec " + mode);
+    c.spec.mode = mode == "ngram" ? SpecMode::Ngram : SpecMode::Off;
   } else {
-    throw Error("--spec: '" + mode + "' is not off or ngram");
+    throw Error("--spec: '" + mode + "' is not off, ngram or draft");
   }
   c.spec.max_tokens = tokens;
   c.spec.adaptive = !fixed;

@@ -23,16 +23,19 @@ void add_kv_type_option(CLI::App& cmd, std::string& type);
 // Throws parley::Error for another name.
 DType parse_kv_type(const std::string& name);
 
-// Speculative decoding: --spec off|ngram, --spec-tokens K, and the hidden
+// Speculative decoding: --spec off|ngram|draft, --spec-tokens K,
+// --draft-model FILE (alone it implies --spec draft), and the hidden
 // --spec-oracle FILE (token ids, as `generate --ids` prints them: every
 // output is proposed to continue as that one, to measure the ceiling).
 struct SpecOptions {
-  std::string mode = "off";
+  std::string mode;  // empty: off, or draft when --draft-model is given
   int32_t tokens = SpecConfig{}.max_tokens;
   bool fixed = false;
   std::string oracle;
+  std::string draft_model;
   void add_to(CLI::App& cmd);
-  // Throws parley::Error for an unknown mode or an unreadable oracle file.
+  // Loads the draft model. Throws parley::Error for an unknown mode, an
+  // unreadable oracle or draft model file, or a mode the flags contradict.
   void apply(EngineConfig& c) const;
 };
 

@@ -9,6 +9,7 @@
 
 #include "kernels/thread_pool.h"
 #include "model/kv_cache.h"
+#include "model/model.h"
 #include "util/error.h"
 
 namespace parley {
@@ -16,6 +17,31 @@ namespace {
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw Error("engine configuration: " + what);
+}
+
+uint64_t draft_block_bytes(const EngineConfig& c) {
+  if (c.spec.mode != SpecMode::Draft || !c.spec.draft) return 0;
+  return KvCache::block_bytes(c.spec.draft->config(), c.kv_type, c.block_size);
+}
+
+// The pool's blocks; `extra_block_bytes`: a draft model's block, which takes its
+// share of the memory, block for block.
+KvLayout pool_layout(const ModelConfig& model, const EngineConfig& c, uint64_t extra_block_bytes) {
+  KvLayout k;
+  k.block_bytes = KvCache::block_bytes(model, c.kv_type, c.block_size) + extra_block_bytes;
+  const int64_t per_sequence = (c.max_context + c.block_size - 1) / c.block_size + 1;
+  if (c.kv_memory_bytes == 0) {
+    // A pool is never given back while it serves, so the default stays modest:
+    // paged blocks let many sequences share what few full contexts would take.
+    const int64_t cap = std::max(int64_t(kDefaultKvCapBytes / k.block_bytes), per_sequence);
+    k.n_blocks = std::min({int64_t(physical_memory() / 4 / k.block_bytes), int64_t(c.max_running) * per_sequence, cap});
+  } else
+    k.n_blocks = int64_t(c.kv_memory_bytes / k.block_bytes);
+  if (k.n_blocks < 2)
+    throw Error("engine configuration: KV memory of " + std::to_string(c.kv_memory_bytes) +
+                " bytes holds fewer than 2 blocks of " + std::to_string(k.block_bytes) + " bytes");
+  k.context_limit = int32_t(std::min<int64_t>(c.max_context, (k.n_blocks - 1) * c.block_size));
+  return k;
 }
 
 }  // namespace
@@ -58,26 +84,18 @@ EngineConfig resolve_config(const ModelConfig& model, EngineConfig c) {
   require(c.block_size >= 1 && c.block_size <= 4096, "block_size must be in [1, 4096]");
   require(c.max_context >= 0, "max_context must be >= 0 (0 = the model's context length)");
   KvCache::check_type(model, c.kv_type);
+  if (c.spec.mode == SpecMode::Draft) {
+    require(c.spec.draft != nullptr, "speculation with a draft model needs the draft model");
+    KvCache::check_type(c.spec.draft->config(), c.kv_type);
+  }
   if (c.threads == 0) c.threads = physical_cores();
   if (c.max_context == 0) c.max_context = model.context_length;
   return c;
 }
 
 KvLayout kv_layout(const ModelConfig& model, const EngineConfig& c) {
-  KvLayout k;
+  KvLayout k = pool_layout(model, c, draft_block_bytes(c));
   k.block_bytes = KvCache::block_bytes(model, c.kv_type, c.block_size);
-  const int64_t per_sequence = (c.max_context + c.block_size - 1) / c.block_size + 1;
-  if (c.kv_memory_bytes == 0) {
-    // A pool is never given back while it serves, so the default stays modest:
-    // paged blocks let many sequences share what few full contexts would take.
-    const int64_t cap = std::max(int64_t(kDefaultKvCapBytes / k.block_bytes), per_sequence);
-    k.n_blocks = std::min({int64_t(physical_memory() / 4 / k.block_bytes), int64_t(c.max_running) * per_sequence, cap});
-  } else
-    k.n_blocks = int64_t(c.kv_memory_bytes / k.block_bytes);
-  if (k.n_blocks < 2)
-    throw Error("engine configuration: KV memory of " + std::to_string(c.kv_memory_bytes) +
-                " bytes holds fewer than 2 blocks of " + std::to_string(k.block_bytes) + " bytes");
-  k.context_limit = int32_t(std::min<int64_t>(c.max_context, (k.n_blocks - 1) * c.block_size));
   return k;
 }
 

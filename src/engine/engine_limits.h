@@ -25,6 +25,8 @@ struct KvLayout {
 // kv_memory_bytes 0: what max_running sequences at full context need, at
 // most kDefaultKvCapBytes (but one full context) and a quarter of physical memory.
 constexpr uint64_t kDefaultKvCapBytes = uint64_t(2) << 30;
+// With a draft model (SpecMode::Draft) the memory holds its pool too, of as
+// many blocks (n_blocks is both pools'; block_bytes the target's).
 KvLayout kv_layout(const ModelConfig& model, const EngineConfig& config);
 
 // A memory size as flags give it: bytes ("1048576"), with a binary suffix

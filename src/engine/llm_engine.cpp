@@ -11,11 +11,14 @@
 #include <unordered_map>
 #include <utility>
 
+#include "engine/draft_acceptance.h"
+#include "engine/draft_model_drafter.h"
 #include "engine/engine_limits.h"
 #include "engine/logprobs.h"
 #include "engine/model_runner.h"
 #include "engine/scheduler.h"
 #include "model/model.h"
+#include "model/vocab_check.h"
 #include "util/error.h"
 
 namespace parley {
@@ -63,6 +66,8 @@ struct LlmEngine::Impl {
   void sample(const Draw& d);
   void sample_token(const Draw& d);
   void verify(const Draw& d);
+  int32_t judge(Sequence& seq, float* logits, int32_t i);
+  void logprob_logits(Sequence& seq, const float* logits);
   int32_t choose(Sequence& seq, float* logits, int32_t drawn);
   bool emit(Sequence& seq, int32_t token);
   void finish(Sequence& seq, FinishReason why, const std::string& error = "");
@@ -77,6 +82,8 @@ struct LlmEngine::Impl {
   BlockManager blocks;
   Speculator speculator;
   Scheduler scheduler;
+  std::unique_ptr<DraftModelDrafter> drafter;  // SpecMode::Draft
+  std::vector<float> target_probs;             // a drafted position's p (sampled drafts)
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> live;
   uint64_t arrivals = 0;
   std::vector<float> penalised;  // logits for log-probabilities
@@ -106,6 +113,14 @@ LlmEngine::Impl::Impl(const Model& m, EngineConfig c)
   blocks.set_copy([this](int32_t dst, int32_t src) { runner.cache().copy_block(dst, src); });
   blocks.set_on_allocate([this](int32_t block) { runner.cache().commit_block(block); });
   stats.kv_blocks_total = uint64_t(layout.n_blocks);
+  if (config.spec.mode == SpecMode::Draft) {
+    check_same_vocabulary(model, *config.spec.draft, "--draft-model");
+    drafter = std::make_unique<DraftModelDrafter>(*config.spec.draft, config, layout.n_blocks, layout.context_limit,
+                                                  runner.pool());
+    speculator.set_draft_cost(&drafter->cost(), double(config.spec.draft->n_params()) / double(m.n_params()));
+    target_probs.resize(size_t(m.config().vocab_size));
+    stats.draft_kv_blocks_total = uint64_t(layout.n_blocks);
+  }
   shared_stats = stats;
   thread = std::thread([this] { loop(); });
 }
@@ -237,6 +252,10 @@ bool LlmEngine::Impl::step() {
     if (s.seq->first_step == Clock::time_point{}) s.seq->first_step = now;
   float* logits = nullptr;
   try {
+    if (drafter) {
+      drafter->draft(batch, scheduler);
+      stats.spec_draft_us += uint64_t(drafter->last_seconds() * 1e6);
+    }
     logits = runner.run(batch);
   } catch (const std::exception& e) {  // a bug, not a request's fault: fail what ran, keep serving
     for (const auto& s : batch) finish(*s.seq, FinishReason::Error, std::string("engine step failed: ") + e.what());
@@ -265,7 +284,8 @@ bool LlmEngine::Impl::step() {
   for (const Draw& d : draws) sample(d);
   for (Sequence* seq : embedded) finish(*seq, FinishReason::Stop);
   const auto took = Clock::now() - now;
-  scheduler.step_timed(std::chrono::duration<double>(took).count());
+  // The draft model's forwards are priced apart (Speculator::draft_seconds).
+  scheduler.step_timed(std::chrono::duration<double>(took).count() - (drafter ? drafter->last_seconds() : 0.0));
   stats.step_us += uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(took).count());
   stats.prefill_budget = scheduler.prefill_budget();
   stats.step_error_us = int64_t(scheduler.step_error() * 1e6);
@@ -327,7 +347,8 @@ void LlmEngine::Impl::verify(const Draw& d) {
   ++stats.spec_verifications;
   int32_t accepted = 0;
   for (int32_t i = 0; i <= drafted; ++i) {
-    const int32_t token = choose(seq, d.logits + vocab * size_t(i), -1);
+    float* row = d.logits + vocab * size_t(i);
+    const int32_t token = i < drafted ? judge(seq, row, i) : choose(seq, row, -1);
     const bool kept = i < drafted && token == seq.spec.input[size_t(i) + 1];
     ++stats.spec_tokens;  // counted before emit(), whose final event publishes them
     stats.spec_accepted += kept ? 1 : 0;
@@ -338,16 +359,37 @@ void LlmEngine::Impl::verify(const Draw& d) {
   }
   Speculator::observe(seq, drafted, accepted);
   scheduler.spec_done(&seq);
+  if (drafter) drafter->verified(seq);
+}
+
+// The token drawn at drafted position i: the point-mass rule above, or, for
+// a draft the draft model sampled from its distribution q, the rule that
+// keeps it with probability min(1, p/q) (draft_acceptance.h), p after the
+// same transformations (penalties, grammar, temperature, truncation).
+int32_t LlmEngine::Impl::judge(Sequence& seq, float* logits, int32_t i) {
+  if (!drafter || seq.req.sampling.temperature <= 0.0f) return choose(seq, logits, -1);
+  logprob_logits(seq, logits);
+  if (seq.constraint) seq.constraint->mask(logits);
+  seq.sampler.probabilities(logits, target_probs.data());
+  DraftState& draft = *seq.spec.draft;
+  const int32_t vocab = model.config().vocab_size;
+  return accept_or_resample(target_probs.data(), draft.q.data() + size_t(i) * size_t(vocab), vocab,
+                            seq.spec.input[size_t(i) + 1], draft.rng);
+}
+
+// `penalised` for emit(), when log-probabilities are wanted: the logits
+// penalised and masked, before temperature, as sample() sees them.
+void LlmEngine::Impl::logprob_logits(Sequence& seq, const float* logits) {
+  if (seq.req.top_logprobs < 0) return;
+  std::copy_n(logits, model.config().vocab_size, penalised.data());
+  seq.sampler.apply_penalties(penalised.data());
+  if (seq.constraint) seq.constraint->mask(penalised.data());
 }
 
 // The token one row of logits gives (`drawn`: the token if drawn ahead, else
 // -1), with `penalised` filled for emit() when log-probabilities are wanted.
 int32_t LlmEngine::Impl::choose(Sequence& seq, float* logits, int32_t drawn) {
-  if (seq.req.top_logprobs >= 0) {  // penalised, before temperature: as sample() sees them
-    std::copy_n(logits, model.config().vocab_size, penalised.data());
-    seq.sampler.apply_penalties(penalised.data());
-    if (seq.constraint) seq.constraint->mask(penalised.data());
-  }
+  logprob_logits(seq, logits);
   return drawn >= 0 ? drawn : seq.draw(logits);
 }
 
@@ -406,6 +448,7 @@ void LlmEngine::Impl::finish(Sequence& seq, FinishReason why, const std::string&
   else if (why == FinishReason::Error) ++stats.requests_failed;
   else ++stats.requests_finished;
   scheduler.remove(&seq);
+  if (drafter) drafter->release(seq);
   const EventSink sink = std::move(seq.sink);
   live.erase(seq.id);
   deliver_final(sink, e);
@@ -444,6 +487,7 @@ void LlmEngine::Impl::publish() {
   stats.kv_blocks_used = uint64_t(blocks.used_blocks());
   stats.kv_blocks_cached = uint64_t(blocks.cached_blocks());
   stats.kv_blocks_committed = uint64_t(runner.cache().committed_blocks());
+  if (drafter) stats.draft_kv_blocks_used = uint64_t(drafter->blocks().used_blocks());
   stats.prefix_cache_hit_tokens = scheduler.prefix_hit_tokens();
   stats.prefix_cache_query_tokens = scheduler.prefix_query_tokens();
   stats.preemptions = scheduler.preemptions();

@@ -51,7 +51,8 @@ struct EngineConfig {
   KvRetention kv_retention;        // default for requests that set none
   // Speculative decoding (speculation.h); off by default. Sequences under a
   // retention policy other than full, embedding requests and requests with
-  // `speculative` false never speculate.
+  // `speculative` false never speculate. With a draft model (SpecMode::Draft)
+  // kv_memory_bytes holds both models' pools, of the same number of blocks.
   SpecConfig spec;
 };
 
@@ -68,6 +69,9 @@ struct EngineStats {
   // Speculation: drafts verified, drafts kept, verifications (one sequence
   // in one step) and the tokens they produced (kept drafts + one each).
   uint64_t spec_drafted = 0, spec_accepted = 0, spec_verifications = 0, spec_tokens = 0;
+  // A draft model's KV pool (0 without one) and the wall time of its forwards.
+  uint64_t draft_kv_blocks_total = 0, draft_kv_blocks_used = 0;
+  uint64_t spec_draft_us = 0;
 };
 
 class LlmEngine {

@@ -143,14 +143,31 @@ int32_t Sampler::sample_penalised(const float* logits) {
   if (best < 0) throw Error("Sampler::sample: no token has a finite logit (all banned?)");
   // A +inf logit has probability 1 (and would turn the softmax into NaN).
   if (params_.temperature <= 0.0f || std::isinf(logits[best])) return best;
-  return sample_distribution(logits, logits[best]);
+  weigh(logits, logits[best]);
+  return draw();
+}
+
+void Sampler::probabilities(float* logits, float* probs) {
+  apply_penalties(logits);
+  const auto best = static_cast<int32_t>(argmax(logits, vocab_size_));
+  if (best < 0) throw Error("Sampler::probabilities: no token has a finite logit (all banned?)");
+  if (params_.temperature <= 0.0f || std::isinf(logits[best])) {
+    std::fill(probs, probs + vocab_size_, 0.0f);
+    probs[best] = 1.0f;
+    return;
+  }
+  weigh(logits, logits[best]);
+  double total = 0.0;
+  for (double s : block_sum_) total += s;
+  const auto scale = static_cast<float>(1.0 / total);
+  for (int32_t i = 0; i < vocab_size_; ++i) probs[i] = weights_[static_cast<size_t>(i)] * scale;
 }
 
 // Every token's weight in one array (0 = out) with its sums per block of
-// kBlock tokens, filtered in place by top-k, top-p and min-p, then drawn by a
-// walk over the block sums. Blocks without weight are skipped throughout, so
+// kBlock tokens, filtered in place by top-k, top-p and min-p (draw() then
+// walks the block sums). Blocks without weight are skipped throughout, so
 // after top-k the work is that of the k candidates.
-int32_t Sampler::sample_distribution(const float* logits, float max_logit) {
+void Sampler::weigh(const float* logits, float max_logit) {
   float* w = weights_.data();
   const auto k = static_cast<size_t>(params_.top_k);
   if (k > 0 && k < static_cast<size_t>(vocab_size_)) {
@@ -173,7 +190,6 @@ int32_t Sampler::sample_distribution(const float* logits, float max_logit) {
       for (size_t i = b * kBlock, end = i + block_len(b); i < end; ++i) w[i] = w[i] < params_.min_p ? 0.0f : w[i];
       block_sum_[b] = sum(w + b * kBlock, block_len(b));
     });
-  return draw();
 }
 
 // The k best of the finite logits into candidates_ (in `higher` order). Only

@@ -33,6 +33,10 @@ class Sampler {
   void apply_penalties(float* logits);
   // The rest of sample(): the draw from logits already through apply_penalties.
   int32_t sample_penalised(const float* logits);
+  // The distribution sample() draws from: the penalties applied to `logits`
+  // in place, then temperature, top-k, top-p and min-p; `probs` receives
+  // vocab_size probabilities (greedy: 1 for the argmax). Draws nothing.
+  void probabilities(float* logits, float* probs);
   // Top-k, top-p or min-p cut the distribution down before the draw.
   bool truncates() const;
   const SamplingParams& params() const { return params_; }
@@ -52,7 +56,7 @@ class Sampler {
   std::vector<double> bucket_sums_;  // top-p: total weight per weight bucket
   std::vector<double> sub_sums_;     // top-p: per finer bucket within the crossing one
 
-  int32_t sample_distribution(const float* logits, float max_logit);
+  void weigh(const float* logits, float max_logit);
   void keep_top_k(const float* logits, size_t k);
   void keep_top_p();
   int32_t draw();

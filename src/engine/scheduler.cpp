@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace parley {
@@ -94,37 +95,60 @@ void Scheduler::spec_done(Sequence* seq) {
   seq->spec.input.clear();
 }
 
+void Scheduler::drafted(Sequence* seq) {
+  auto& input = seq->spec.input;
+  if (input.size() < 2) input.clear();
+  const auto it = std::find_if(batch_.begin(), batch_.end(), [&](const ScheduledSeq& s) { return s.seq == seq; });
+  if (it == batch_.end()) return;
+  it->n = std::max<int32_t>(1, int32_t(input.size()));
+  blocks_.truncate(seq->table, seq->computed + it->n);
+}
+
 // Drafts for the decodes just scheduled, while the budget lasts; each
 // speculating sequence's extra positions only in blocks that are free now.
 int32_t Scheduler::speculate() {
   if (!spec_ || decodes_ == 0) return 0;
-  const bool probe = ++spec_steps_ % kProbeEvery == 0;
-  const double theta = probe ? 0.0 : position_cost();
+  // Probes serve the fit behind adaptive drafting; fixed drafting drafts its k.
+  const bool probe = ++spec_steps_ % kProbeEvery == 0 && spec_->config().adaptive;
+  const PositionPrice price = probe ? PositionPrice{} : position_price();
   int32_t extra = 0;
+  std::array<int32_t, kMaxSpecTokens + 1> drafting{};  // [j]: sequences drafting at least j tokens
   for (int32_t i = 0; i < decodes_ && budget_ > 0; ++i) {
     Sequence* seq = batch_[size_t(i)].seq;
+    if (probe ? !spec_->probes(*seq) : !spec_->catch_up_pays(*seq, price.theta, price.token_s, price.share_s)) continue;
     const int32_t room = std::min({budget_, spec_room(seq), probe ? 1 : budget_});
-    const int32_t k = spec_->draft(*seq, theta, room);
+    const int32_t k = spec_->draft(*seq, price.theta, room);
     if (k == 0) continue;
     if (!blocks_.reserve(seq->table, seq->computed, seq->computed + 1 + k)) {
       seq->spec.input.clear();
+      seq->spec.want = 0;
       continue;
     }
     batch_[size_t(i)].n += k;
     budget_ -= k;
     extra += k;
+    for (int32_t j = 1; j <= k; ++j) ++drafting[size_t(j)];
   }
+  // A draft model draws draft j for all of them in one forward.
+  draft_seconds_ = 0;
+  for (size_t j = 1; j < drafting.size() && drafting[j] > 0; ++j) draft_seconds_ += spec_->draft_seconds(drafting[j]);
   return extra;
 }
 
 // One more token's share of a step, in units of one decode's share of a
 // decode-only step: (t(D, 1) - t(D, 0)) / (t(D, 0) / D). 0 (speculate freely)
 // before the fit knows anything.
-double Scheduler::position_cost() const {
-  if (!cost_.known()) return 0.0;
+Scheduler::PositionPrice Scheduler::position_price() const {
+  if (!cost_.known()) return {};
   const double base = cost_.predict(decodes_, 0);
-  if (base <= 0.0) return 0.0;
-  return std::max(0.0, cost_.predict(decodes_, 1) - base) * double(decodes_) / base;
+  if (base <= 0.0) return {};
+  PositionPrice p;
+  p.token_s = std::max(0.0, cost_.predict(decodes_, 1) - base);
+  p.share_s = base / double(decodes_);
+  // With a draft model each drafted position also costs a draft forward,
+  // shared by the decodes drafting (the target's fit leaves that time out).
+  p.theta = (p.token_s * double(decodes_) + spec_->draft_seconds(decodes_)) / base;
+  return p;
 }
 
 // Drafts a sequence may verify: under the full policy only, not for an
@@ -147,7 +171,8 @@ void Scheduler::step_timed(double seconds) {
 // prompts advance even when decodes fill the target.
 int32_t Scheduler::prefill_allowance(int32_t decodes, int32_t drafts) const {
   if (config_.max_step_ms <= 0) return config_.max_batch_tokens;
-  const int32_t fits = cost_.prefill_within(config_.max_step_ms / 1000.0, decodes, config_.max_batch_tokens);
+  const double target = config_.max_step_ms / 1000.0 - draft_seconds_;
+  const int32_t fits = cost_.prefill_within(target, decodes, config_.max_batch_tokens);
   return std::max(fits - drafts, blocks_.block_size());
 }
 

@@ -53,6 +53,10 @@ class Scheduler {
   void spec_kept(Sequence* seq);
   // Its verification is over: the rejected positions' blocks go back.
   void spec_done(Sequence* seq);
+  // A draft model drew fewer drafts than this step planned for the sequence
+  // (seq->spec.input holds them; none: it only decodes): its share of the
+  // step and its blocks follow.
+  void drafted(Sequence* seq);
   // The wall time of the step just done, for the step-time target's fit.
   void step_timed(double seconds);
 
@@ -67,7 +71,12 @@ class Scheduler {
  private:
   void schedule_running(bool decodes);
   int32_t speculate();
-  double position_cost() const;
+  struct PositionPrice {
+    double theta = 0;    // a drafted position, in units of one decode's share of the step
+    double token_s = 0;  // one more token of the target's step, seconds
+    double share_s = 0;  // one decode's share of a decode step, seconds (0: not known yet)
+  };
+  PositionPrice position_price() const;
   int32_t spec_room(const Sequence* seq) const;
   int32_t prefill_allowance(int32_t decodes, int32_t drafts) const;
   bool make_room(Sequence* seq, int32_t n);
@@ -91,6 +100,7 @@ class Scheduler {
   int32_t prefill_budget_ = 0;
   StepCost cost_;
   bool preempted_ = false;
+  double draft_seconds_ = 0;  // the draft model's forwards this step plans, predicted
   uint64_t spec_steps_ = 0;  // steps with decodes, for the probes (speculation.h)
   uint64_t preemptions_ = 0, hit_tokens_ = 0, query_tokens_ = 0;
 };

@@ -1,5 +1,7 @@
 #include "engine/sequence.h"
 
+#include "engine/draft_model_drafter.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -22,5 +24,7 @@ Sequence::Sequence(RequestId id_, Request request, EventSink sink_, uint64_t arr
   tokens.assign(req.prompt.begin(), req.prompt.end());
   for (int32_t t : tokens) sampler.accept(t);
 }
+
+Sequence::~Sequence() = default;
 
 }  // namespace parley

@@ -24,6 +24,7 @@ struct Sequence {
   // most tokens it can generate (token storage is reserved for them).
   Sequence(RequestId id, Request request, EventSink sink, uint64_t arrival, const Tokenizer& tok,
            int32_t vocab_size, const KvRetention& retention, int32_t max_new);
+  ~Sequence();  // where SpecState's DraftState is complete
 
   RequestId id;
   Request req;

@@ -3,19 +3,24 @@
 #include <algorithm>
 #include <span>
 
+#include "engine/draft_model_drafter.h"
 #include "engine/ngram_drafter.h"
 #include "engine/sequence.h"
+#include "engine/step_cost.h"
 #include "util/error.h"
 
 namespace parley {
 namespace {
 
-constexpr int32_t kMaxSpecTokens = 16;
 // Weight of the newest verification in the acceptance estimate.
 constexpr double kAcceptanceRate = 0.25;
 // A sequence that does not speculate drifts back toward the prior this much
 // a step, so that one bad stretch does not turn it off for good.
 constexpr double kPrior = 0.5, kDrift = 0.02;
+// A probe drafts with a draft model only for sequences whose draft lacks at
+// most this many tokens (the last token, and the one drawn after a run of
+// drafts that were all kept).
+constexpr int32_t kProbeLag = 2;
 
 }  // namespace
 
@@ -24,11 +29,13 @@ const char* spec_mode_name(SpecMode m) {
     case SpecMode::Off: return "off";
     case SpecMode::Ngram: return "ngram";
     case SpecMode::Oracle: return "oracle";
+    case SpecMode::Draft: return "draft";
   }
   return "?";
 }
 
 Speculator::Speculator(SpecConfig config) : config_(std::move(config)) {
+  if (config_.mode == SpecMode::Draft && !config_.draft) throw Error("speculation with a draft model needs the draft model");
   if (config_.max_tokens < 1 || config_.max_tokens > kMaxSpecTokens)
     throw Error("speculative tokens must be in [1, " + std::to_string(kMaxSpecTokens) + "], got " +
                 std::to_string(config_.max_tokens));
@@ -57,6 +64,10 @@ int32_t Speculator::draft(Sequence& seq, double theta, int32_t room) const {
   }
   s.input.push_back(seq.tokens.back());
   int32_t n = 0;
+  if (config_.mode == SpecMode::Draft) {
+    s.want = k;  // DraftModelDrafter::draft draws them
+    return k;
+  }
   if (config_.mode == SpecMode::Ngram) {
     n = ngram_draft(std::span<const int32_t>(seq.tokens), k, s.input);
   } else if (config_.mode == SpecMode::Oracle) {
@@ -69,6 +80,32 @@ int32_t Speculator::draft(Sequence& seq, double theta, int32_t room) const {
   }
   if (n == 0) s.input.clear();
   return n;
+}
+
+bool Speculator::probes(const Sequence& seq) const {
+  if (config_.mode != SpecMode::Draft) return true;
+  return seq.spec.draft && int32_t(seq.tokens.size()) - seq.spec.draft->computed <= kProbeLag;
+}
+
+bool Speculator::catch_up_pays(const Sequence& seq, double theta, double token_s, double share_s) const {
+  if (config_.mode != SpecMode::Draft || !config_.adaptive) return true;
+  const int32_t lag = int32_t(seq.tokens.size()) - (seq.spec.draft ? seq.spec.draft->computed : 0);
+  if (lag <= kProbeLag) return true;
+  if (share_s <= 0.0) return false;  // the price of a step is not known yet
+  const double a = seq.spec.acceptance;
+  const double saved = std::max(0.0, a - theta) / (1.0 + a);  // of each token's time, drafting one a step
+  const double remaining = double(std::max(0, seq.req.max_tokens - seq.generated()));
+  // Per token: the target's price scaled by size, or what the draft's own
+  // catch-ups took, whichever is more (the target's fit may not have seen
+  // prefill lately).
+  double per_token = token_s * draft_size_;
+  if (draft_cost_ && draft_cost_->known())
+    per_token = std::max(per_token, draft_cost_->predict(1, 1) - draft_cost_->predict(1, 0));
+  return remaining * share_s * saved > double(lag) * per_token;
+}
+
+double Speculator::draft_seconds(int32_t rows) const {
+  return draft_cost_ && draft_cost_->known() ? std::max(0.0, draft_cost_->predict(rows, 0)) : 0.0;
 }
 
 void Speculator::observe(Sequence& seq, int32_t drafted, int32_t accepted) {

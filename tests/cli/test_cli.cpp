@@ -101,9 +101,16 @@ TEST(Cli, GenerateWithSpeculationGivesTheSameTokens) {
   ASSERT_EQ(oracle.status, 0) << oracle.err;
   EXPECT_EQ(oracle.out, plain.out);
   EXPECT_NE(oracle.err.find("(100%)"), std::string::npos) << oracle.err;
-  const auto bad = run(gen + " --spec draft");
-  EXPECT_NE(bad.status, 0);
-  EXPECT_NE(bad.err.find("--spec"), std::string::npos) << bad.err;
+  // A draft model (here the bundled one drafting for itself) implies --spec draft.
+  const auto draft = run(gen + " --draft-model " PARLEY_SOURCE_DIR "/models/stories260K.gguf --spec-tokens 4 --spec-fixed");
+  ASSERT_EQ(draft.status, 0) << draft.err;
+  EXPECT_EQ(draft.out, plain.out);
+  EXPECT_NE(draft.err.find("speculation: "), std::string::npos) << draft.err;
+  for (const char* flags : {" --spec bogus", " --spec draft", " --spec ngram --draft-model x.gguf"}) {
+    const auto bad = run(gen + flags);
+    EXPECT_NE(bad.status, 0) << flags;
+    EXPECT_NE(bad.err.find("--spec"), std::string::npos) << bad.err;
+  }
 }
 
 TEST(Cli, Tokenize) {

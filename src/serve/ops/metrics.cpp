@@ -44,6 +44,8 @@ std::vector<Metric> collect(const ApiContext& ctx) {
       {"spec_accepted", "counter", "Drafted tokens kept", int64_t(s.spec_accepted)},
       {"spec_verifications", "counter", "Verifications (one speculating sequence in one engine step)", int64_t(s.spec_verifications)},
       {"spec_tokens", "counter", "Tokens produced by verifications (kept drafts plus one each)", int64_t(s.spec_tokens)},
+      {"spec_draft_time_us", "counter", "Microseconds the draft model (--draft-model) spent drafting", int64_t(s.spec_draft_us)},
+      {"draft_kv_blocks_used", "gauge", "The draft model's KV blocks in use (0 without --draft-model)", int64_t(s.draft_kv_blocks_used)},
       {"connections", "gauge", "Open client connections", int64_t(st.connections.load())},
       {"websockets", "gauge", "Open WebSocket connections (also counted in connections)", int64_t(st.websockets.load())},
       {"max_connections", "gauge", "Most open connections (--max-connections)", int64_t(st.max_connections.load())},

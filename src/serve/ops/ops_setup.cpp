@@ -1,8 +1,10 @@
 #include "serve/ops/ops_setup.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "engine/engine_limits.h"
+#include "model/vocab_check.h"
 #include "state/redis_client.h"
 #include "util/error.h"
 
@@ -26,19 +28,6 @@ std::vector<ApiKey> all_keys(const OpsOptions& o) {
 
 }  // namespace
 
-void check_same_vocabulary(const Model& a, const Model& b) {
-  const int32_t n = a.config().vocab_size;
-  if (b.config().vocab_size != n)
-    throw Error("--fallback-model: its vocabulary has " + std::to_string(b.config().vocab_size) +
-                " tokens, the main model's " + std::to_string(n) + "; they must share one vocabulary");
-  // A sample spread over the vocabulary: same size but another vocabulary differs here.
-  for (int32_t i = 0; i < 32 && i < n; ++i) {
-    const int32_t id = int32_t(int64_t(n - 1) * i / 31);
-    if (a.tokenizer().token_to_piece(id, true) != b.tokenizer().token_to_piece(id, true))
-      throw Error("--fallback-model: token " + std::to_string(id) + " differs from the main model's; they must share one vocabulary");
-  }
-}
-
 OpsSetup::OpsSetup(const OpsOptions& o, ApiContext& ctx, const EngineConfig& engine_config) : ctx_(ctx) {
   ctx.ops = o.settings;
   if (!o.max_rss.empty()) ctx.ops.max_rss = parse_memory_size(o.max_rss);
@@ -54,9 +43,15 @@ OpsSetup::OpsSetup(const OpsOptions& o, ApiContext& ctx, const EngineConfig& eng
   if (ctx.rate_limiter) ctx.rate_limiter->set_trusted_proxies(ctx.ops.trusted_proxies);
   if (!o.blocklist.empty()) ctx.blocklist = Blocklist::from_file(o.blocklist);
   if (!o.fallback_model.empty()) {
-    fallback_model_ = Model::load(o.fallback_model);
-    check_same_vocabulary(ctx.model, *fallback_model_);
-    fallback_engine_ = std::make_unique<LlmEngine>(*fallback_model_, engine_config);
+    // One small model for both jobs; it does not draft for itself.
+    const auto& draft = engine_config.spec.draft;
+    std::error_code ec;
+    const bool shared = draft && std::filesystem::equivalent(draft->path(), o.fallback_model, ec);
+    fallback_model_ = shared ? draft : std::shared_ptr<const Model>(Model::load(o.fallback_model));
+    check_same_vocabulary(ctx.model, *fallback_model_, "--fallback-model");
+    EngineConfig fallback_config = engine_config;
+    if (shared) fallback_config.spec = SpecConfig{};
+    fallback_engine_ = std::make_unique<LlmEngine>(*fallback_model_, fallback_config);
     ctx.fallback_engine = fallback_engine_.get();
   }
   ctx.log.log(obs::LogLevel::Info, "ops",

@@ -26,7 +26,7 @@ struct OpsOptions {
   std::string blocklist;              // --blocklist FILE
   std::string log_level = "info";
   std::string max_rss;                // "" = none; bytes, 512M, 2G, 50%
-  std::string fallback_model;         // --fallback-model FILE
+  std::string fallback_model;         // --fallback-model FILE (loaded once when it is the --draft-model)
   OpsSettings settings;               // the rest, parsed directly
 };
 
@@ -42,11 +42,8 @@ class OpsSetup {
  private:
   ApiContext& ctx_;
   std::shared_ptr<state::RedisPool> redis_;
-  std::unique_ptr<Model> fallback_model_;
+  std::shared_ptr<const Model> fallback_model_;  // the draft model when both flags name one file
   std::unique_ptr<LlmEngine> fallback_engine_;
 };
-
-// Throws parley::Error unless `b` has `a`'s vocabulary (size and a sample of token texts).
-void check_same_vocabulary(const Model& a, const Model& b);
 
 }  // namespace parley::serve
