@@ -8,6 +8,7 @@
 #include "kernels/cpu.h"
 #include "kernels/ops_avx2.h"
 #include "kernels/rope_pairs.h"
+#include "util/fp16.h"
 
 namespace parley {
 namespace {
@@ -68,6 +69,12 @@ void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t s
   if (use_avx2()) return avx2::axpy_rows(y, a, x, rows, stride, n);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < n; ++i) y[i] += a[r] * x[r * stride + i];
+}
+
+void axpy_rows_f16(float* y, const float* a, const uint16_t* x, int64_t rows, int64_t stride, int64_t n) {
+  if (use_avx2()) return avx2::axpy_rows_f16(y, a, x, rows, stride, n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) y[i] += a[r] * fp16_to_fp32(x[r * stride + i]);
 }
 
 void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved) {

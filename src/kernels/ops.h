@@ -14,6 +14,8 @@ void axpy(float* y, float a, const float* x, int64_t n);  // y += a * x
 // y[j] += sum over r < rows of a[r] * x[r * stride + j], for j < n: y read and
 // written once (a LoRA expansion: rank rows of Bᵀ into an output row).
 void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n);
+// The same with x's rows in F16, widened exactly.
+void axpy_rows_f16(float* y, const float* a, const uint16_t* x, int64_t rows, int64_t stride, int64_t n);
 // Rotary embedding of one head: pairs (v[2i], v[2i+1]) when `interleaved`,
 // else (v[i], v[i + half]), i < half, rotated by angles with these cosines
 // and sines: (a, b) -> (a c - b s, a s + b c), the same roundings on every path.

@@ -67,19 +67,30 @@ void axpy(float* y, float a, const float* x, int64_t n) {
 // Four vectors of y in registers over all rows: independent FMA chains.
 namespace {
 
+// Rows of x as 8 floats at a time: F32, or F16 widened exactly.
+struct F32Rows {
+  const float* x;
+  __m256 load8(int64_t i) const { return _mm256_loadu_ps(x + i); }
+  float load1(int64_t i) const { return x[i]; }
+};
+struct F16Rows {
+  const uint16_t* x;
+  __m256 load8(int64_t i) const { return _mm256_cvtph_ps(load128(x + i)); }
+  float load1(int64_t i) const { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(x[i]))); }
+};
+
 // W independent accumulator chains per pass: 8 keep both FMA units busy
 // through the FMA latency; each element's sum over the rows runs in one order.
-template <int W>
-int64_t axpy_rows_pass(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t i, int64_t n) {
+template <int W, class Rows>
+int64_t axpy_rows_pass(float* y, const float* a, Rows x, int64_t rows, int64_t stride, int64_t i, int64_t n) {
   for (; i + 8 * W <= n; i += 8 * W) {
     __m256 acc[W];
 #pragma GCC unroll 8
     for (int w = 0; w < W; ++w) acc[w] = _mm256_loadu_ps(y + i + 8 * w);
     for (int64_t r = 0; r < rows; ++r) {
       const __m256 va = _mm256_set1_ps(a[r]);
-      const float* xr = x + r * stride + i;
 #pragma GCC unroll 8
-      for (int w = 0; w < W; ++w) acc[w] = _mm256_fmadd_ps(va, _mm256_loadu_ps(xr + 8 * w), acc[w]);
+      for (int w = 0; w < W; ++w) acc[w] = _mm256_fmadd_ps(va, x.load8(r * stride + i + 8 * w), acc[w]);
     }
 #pragma GCC unroll 8
     for (int w = 0; w < W; ++w) _mm256_storeu_ps(y + i + 8 * w, acc[w]);
@@ -87,17 +98,26 @@ int64_t axpy_rows_pass(float* y, const float* a, const float* x, int64_t rows, i
   return i;
 }
 
+template <class Rows>
+void axpy_rows_of(float* y, const float* a, Rows x, int64_t rows, int64_t stride, int64_t n) {
+  int64_t i = axpy_rows_pass<8>(y, a, x, rows, stride, 0, n);
+  i = axpy_rows_pass<4>(y, a, x, rows, stride, i, n);
+  i = axpy_rows_pass<1>(y, a, x, rows, stride, i, n);
+  for (; i < n; ++i) {  // fewer than 8 left: the same fused multiply-adds, one lane
+    float acc = y[i];
+    for (int64_t r = 0; r < rows; ++r) acc = std::fma(a[r], x.load1(r * stride + i), acc);
+    y[i] = acc;
+  }
+}
+
 }  // namespace
 
 void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n) {
-  int64_t i = axpy_rows_pass<8>(y, a, x, rows, stride, 0, n);
-  i = axpy_rows_pass<4>(y, a, x, rows, stride, i, n);
-  for_lanes(n - i, [&](int64_t j, auto l) {
-    __m256 acc = l.load(y + i + j);
-    for (int64_t r = 0; r < rows; ++r)
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(a[r]), l.load(x + r * stride + i + j), acc);
-    l.store(y + i + j, acc);
-  });
+  axpy_rows_of(y, a, F32Rows{x}, rows, stride, n);
+}
+
+void axpy_rows_f16(float* y, const float* a, const uint16_t* x, int64_t rows, int64_t stride, int64_t n) {
+  axpy_rows_of(y, a, F16Rows{x}, rows, stride, n);
 }
 
 void add(float* y, const float* x, int64_t n) {

@@ -1,6 +1,7 @@
 #include "model/lora.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "gguf/gguf.h"
 #include "kernels/ops.h"
@@ -56,17 +57,23 @@ const MatrixView& base_matrix(const Model& m, const Site& s) {
   return *views[int32_t(s.target)];
 }
 
-std::vector<float> widen(const gguf::TensorInfo& t) {
-  std::vector<float> v(t.n_elements());
-  dequantize_row(t.type, t.data, v.data(), int64_t(v.size()));
+// A tensor's values as the step reads them: F16 as stored (the file's own
+// type), F32 widened from any type.
+std::vector<uint8_t> values(const gguf::TensorInfo& t, DType type) {
+  if (type != DType::F32) {
+    const auto* p = static_cast<const uint8_t*>(t.data);
+    return std::vector<uint8_t>(p, p + t.n_bytes());
+  }
+  std::vector<uint8_t> v(t.n_elements() * sizeof(float));
+  dequantize_row(t.type, t.data, reinterpret_cast<float*>(v.data()), int64_t(t.n_elements()));
   return v;
 }
 
-// rows x cols -> cols x rows.
-std::vector<float> transposed(const std::vector<float>& m, size_t rows, size_t cols) {
-  std::vector<float> t(m.size());
+// rows x cols elements of `size` bytes -> cols x rows.
+std::vector<uint8_t> transposed(const std::vector<uint8_t>& m, size_t rows, size_t cols, size_t size) {
+  std::vector<uint8_t> t(m.size());
   for (size_t r = 0; r < rows; ++r)
-    for (size_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c];
+    for (size_t c = 0; c < cols; ++c) std::memcpy(&t[(c * rows + r) * size], &m[(r * cols + c) * size], size);
   return t;
 }
 
@@ -128,10 +135,14 @@ std::unique_ptr<LoraAdapter> LoraAdapter::load(const std::string& path, const Mo
     p.in = int32_t(ta.dims[0]);
     p.out = int32_t(tb->dims[1]);
     p.scale = a->alpha_ != 0.0f ? a->alpha_ / float(p.rank) : 1.0f;
-    a->storage_.push_back(widen(ta));
-    p.a = MatrixView{DType::F32, p.rank, int64_t(ta.dims[0]), a->storage_.back().data()};
-    a->storage_.push_back(transposed(widen(*tb), size_t(p.out), size_t(p.rank)));
-    p.bt = a->storage_.back().data();
+    // F16 kept when A and B both have it (half the bytes a step reads), else
+    // F32 (BF16 too: the BF16 dot-product instructions would round x to BF16).
+    const bool half = ta.type == DType::F16 && tb->type == DType::F16;
+    const DType type = half ? DType::F16 : DType::F32;
+    a->storage_.push_back(values(ta, type));
+    p.a = MatrixView{type, p.rank, int64_t(ta.dims[0]), a->storage_.back().data()};
+    a->storage_.push_back(transposed(values(*tb, type), size_t(p.out), size_t(p.rank), half ? 2 : 4));
+    p.bt = MatrixView{type, p.rank, p.out, a->storage_.back().data()};
     a->add(name, p, site.layer, site.target);
   }
   if (a->by_name_.empty()) throw Error(path + ": the adapter has no lora_a / lora_b tensors");
@@ -146,7 +157,7 @@ void LoraAdapter::add(const std::string& base_name, LoraPair pair, int32_t layer
 
 uint64_t LoraAdapter::bytes() const {
   uint64_t n = 0;
-  for (const auto& v : storage_) n += v.size() * sizeof(float);
+  for (const auto& v : storage_) n += v.size();
   return n;
 }
 
@@ -218,9 +229,14 @@ void LoraStep::apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput
       const LoraPair& p = *part.pair;
       const size_t out = size_t(p.out), r = size_t(p.rank);
       const size_t c0 = size_t(b - part.first_block) * size_t(kCols), cols = std::min(out - c0, size_t(kCols));
-      for (int32_t i = 0; i < part.group.m; ++i)
-        axpy_rows(part.y + size_t(picked_[size_t(part.group.first + i)]) * out + c0,
-                  coef_.data() + part.coef + size_t(i) * r, p.bt + c0, int64_t(r), int64_t(out), int64_t(cols));
+      for (int32_t i = 0; i < part.group.m; ++i) {
+        float* y = part.y + size_t(picked_[size_t(part.group.first + i)]) * out + c0;
+        const float* c = coef_.data() + part.coef + size_t(i) * r;
+        if (p.bt.type == DType::F32)
+          axpy_rows(y, c, static_cast<const float*>(p.bt.data) + c0, int64_t(r), int64_t(out), int64_t(cols));
+        else
+          axpy_rows_f16(y, c, static_cast<const uint16_t*>(p.bt.data) + c0, int64_t(r), int64_t(out), int64_t(cols));
+      }
     }
   };
   // Small steps on the calling thread: a pool wake-up costs more.

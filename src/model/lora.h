@@ -4,9 +4,10 @@
 // base matrix W named N the tensors N.lora_a (dims {in, rank}: rank rows of
 // in) and N.lora_b (dims {rank, out}: out rows of rank). The adapted product
 // is W x + s * B (A x) with s = alpha / rank (1 when alpha is 0) times the
-// user's scale. A and B are kept as F32 (F16 and Q8_0 files are widened at
-// load), B transposed: the expansion adds rank scaled rows of Bᵀ to each
-// output row (long contiguous axpy), where B's own rows are only rank wide.
+// user's scale. A and B stay F16 when the file has them so (half the bytes a
+// step reads), else are widened to F32 (F32, BF16, Q8_0), B transposed: the
+// expansion adds rank scaled rows of Bᵀ to each output row (long contiguous
+// axpy), where B's own rows are only rank wide.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -31,8 +32,8 @@ inline constexpr int32_t kLoraTargets = 8;
 const char* lora_target_name(LoraTarget t);
 
 struct LoraPair {
-  MatrixView a;        // F32, rank rows of in
-  const float* bt = nullptr;  // Bᵀ: rank rows of out
+  MatrixView a;   // rank rows of in; F32 or F16
+  MatrixView bt;  // Bᵀ: rank rows of out, A's type
   int32_t in = 0, out = 0, rank = 0;
   float scale = 1.0f;  // alpha / rank (1 when the file's alpha is 0)
 };
@@ -48,7 +49,7 @@ class LoraAdapter {
   uint64_t id() const { return id_; }  // unique within the process: prefix-cache keys
   float alpha() const { return alpha_; }
   int32_t max_rank() const { return max_rank_; }
-  uint64_t bytes() const;  // memory of the F32 matrices
+  uint64_t bytes() const;  // memory of the A and B matrices
   // The pair for `target` of layer `layer` (-1 with Output), or null.
   const LoraPair* find(int32_t layer, LoraTarget target) const;
   // Pairs by base tensor name ("blk.0.attn_q.weight").
@@ -63,7 +64,7 @@ class LoraAdapter {
   uint64_t id_ = 0;
   float alpha_ = 0.0f;
   int32_t max_rank_ = 0;
-  std::vector<std::vector<float>> storage_;
+  std::vector<std::vector<uint8_t>> storage_;
   std::map<std::string, LoraPair> by_name_;
   std::vector<std::array<const LoraPair*, kLoraTargets>> by_layer_;  // [layer][target]; Output at layer 0
 };

@@ -104,8 +104,9 @@ void merge_lora(const std::string& base_path, const std::string& adapter_path, f
     const size_t in = size_t(lp.in), out = size_t(lp.out), r = size_t(lp.rank);
     std::vector<float> m(t.n_elements());
     dequantize_row(t.type, t.data, m.data(), int64_t(m.size()));
-    const auto* a = static_cast<const float*>(lp.a.data);
-    const float* bt = lp.bt;
+    std::vector<float> a(r * in), bt(r * out);
+    dequantize_row(lp.a.type, lp.a.data, a.data(), int64_t(a.size()));
+    dequantize_row(lp.bt.type, lp.bt.data, bt.data(), int64_t(bt.size()));
     for (size_t o = 0; o < out; ++o)
       for (size_t k = 0; k < r; ++k) {
         const float c = scale * lp.scale * bt[k * out + o];

@@ -8,6 +8,7 @@
 
 #include "kernels/cpu.h"
 #include "kernels/ops.h"
+#include "util/fp16.h"
 
 namespace parley {
 namespace {
@@ -77,6 +78,32 @@ TEST_P(OpsTest, AxpyRows) {
         for (int64_t r = 0; r < rows; ++r) {
           want += double(a[size_t(r)]) * x[size_t(r * stride + i)];
           mag += std::fabs(double(a[size_t(r)]) * x[size_t(r * stride + i)]);
+        }
+        ASSERT_NEAR(y[size_t(i)], want, kRel * mag) << n << " x " << rows << " at " << i;
+      }
+    }
+}
+
+// Rows of F16 values: the sums of the widened values.
+TEST_P(OpsTest, AxpyRowsOfF16) {
+  for (const int64_t n : kSizes)
+    for (const int64_t rows : {1, 5, 16}) {
+      const int64_t stride = n + 3;
+      const auto xf = random_vec(rows * stride, 17), a = random_vec(rows, 18);
+      std::vector<uint16_t> x(xf.size());
+      std::vector<float> widened(xf.size());
+      for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = fp32_to_fp16(xf[i]);
+        widened[i] = fp16_to_fp32(x[i]);
+      }
+      auto y = random_vec(n, 19);
+      const auto y0 = y;
+      axpy_rows_f16(y.data(), a.data(), x.data(), rows, stride, n);
+      for (int64_t i = 0; i < n; ++i) {
+        double want = y0[size_t(i)], mag = std::fabs(y0[size_t(i)]);
+        for (int64_t r = 0; r < rows; ++r) {
+          want += double(a[size_t(r)]) * widened[size_t(r * stride + i)];
+          mag += std::fabs(double(a[size_t(r)]) * widened[size_t(r * stride + i)]);
         }
         ASSERT_NEAR(y[size_t(i)], want, kRel * mag) << n << " x " << rows << " at " << i;
       }

@@ -99,6 +99,15 @@ TEST_P(LoraRuntime, MatchesMergedModelAndReference) {
   auto lora = LoraAdapter::load(adapter.path, *model);
   EXPECT_EQ(lora->pairs().size(), 2u * 7u + 1u);  // 7 projections per layer and the output
   EXPECT_EQ(lora->max_rank(), rc.rank);
+  // F16 files stay F16 (half the bytes a step reads); the other types are widened to F32.
+  const DType kept = rc.type == DType::F16 ? DType::F16 : DType::F32;
+  uint64_t elements = 0;
+  for (const auto& [name, p] : lora->pairs()) {
+    EXPECT_EQ(p.a.type, kept) << name;
+    EXPECT_EQ(p.bt.type, kept) << name;
+    elements += uint64_t(p.rank) * uint64_t(p.in + p.out);
+  }
+  EXPECT_EQ(lora->bytes(), elements * (kept == DType::F16 ? 2 : 4));
   const size_t vocab = size_t(model->config().vocab_size);
   for (int32_t n : {5, 40, 130}) {  // 130: long enough for rank 64 to share the shrink
     const auto tokens = prompt(n, n);
