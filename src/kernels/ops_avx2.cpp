@@ -64,7 +64,6 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for_lanes(n, [&](int64_t i, auto l) { l.store(y + i, _mm256_fmadd_ps(va, l.load(x + i), l.load(y + i))); });
 }
 
-// Four vectors of y in registers over all rows: independent FMA chains.
 namespace {
 
 // Rows of x as 8 floats at a time: F32, or F16 widened exactly.
@@ -215,6 +214,36 @@ void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, boo
     }
   }
   rope_pairs(v, cos, sin, i, half, interleaved, half);
+}
+
+// tanh(x) = (e - 1) / (e + 1) with e = exp(2|x|), the sign put back: within
+// about 1e-7 of tanh absolutely (what GELU's 1 + tanh and soft-capping need).
+namespace {
+
+__m256 tanh8(__m256 x) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+  const __m256 ax = _mm256_andnot_ps(sign_bit, x);
+  const __m256 e = exp8(_mm256_add_ps(ax, ax));
+  const __m256 t = _mm256_div_ps(_mm256_sub_ps(e, one), _mm256_add_ps(e, one));
+  return _mm256_or_ps(t, _mm256_and_ps(x, sign_bit));
+}
+
+}  // namespace
+
+void geglu(float* gate, const float* up, int64_t n) {
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  const __m256 k = _mm256_set1_ps(0.7978845608028654f), c = _mm256_set1_ps(0.044715f);
+  for_lanes(n, [&](int64_t i, auto l) {
+    const __m256 x = l.load(gate + i);
+    const __m256 inner = _mm256_mul_ps(k, _mm256_fmadd_ps(_mm256_mul_ps(c, x), _mm256_mul_ps(x, x), x));
+    const __m256 gelu = _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, tanh8(inner)));
+    l.store(gate + i, _mm256_mul_ps(gelu, l.load(up + i)));
+  });
+}
+
+void softcap(float* x, int64_t n, float cap) {
+  const __m256 vcap = _mm256_set1_ps(cap), inv = _mm256_set1_ps(1.0f / cap);
+  for_lanes(n, [&](int64_t i, auto l) { l.store(x + i, _mm256_mul_ps(vcap, tanh8(_mm256_mul_ps(l.load(x + i), inv)))); });
 }
 
 void swiglu(float* gate, const float* up, int64_t n) {

@@ -8,6 +8,8 @@ namespace parley::avx2 {
 void rmsnorm(float* out, const float* x, const float* weight, int64_t n, float eps);
 void softmax(float* x, int64_t n);
 void swiglu(float* gate, const float* up, int64_t n);
+void geglu(float* gate, const float* up, int64_t n);  // tanh_ops.h
+void softcap(float* x, int64_t n, float cap);
 void add(float* y, const float* x, int64_t n);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float* y, float a, const float* x, int64_t n);

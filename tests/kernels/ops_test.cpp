@@ -8,6 +8,7 @@
 
 #include "kernels/cpu.h"
 #include "kernels/ops.h"
+#include "kernels/tanh_ops.h"
 #include "util/fp16.h"
 
 namespace parley {
@@ -108,6 +109,26 @@ TEST_P(OpsTest, AxpyRowsOfF16) {
         ASSERT_NEAR(y[size_t(i)], want, kRel * mag) << n << " x " << rows << " at " << i;
       }
     }
+}
+
+// Gemma's GeGLU (tanh GELU) and soft-capping against tanh in double: within
+// 1e-6 of the result's scale, also for large inputs (tanh saturating) and
+// in every lane of a tail.
+TEST_P(OpsTest, GegluAndSoftcap) {
+  for (const int64_t n : kSizes) {
+    const auto x = random_vec(n, 21, 4.0f), up = random_vec(n, 22);
+    auto gate = x;
+    geglu(gate.data(), up.data(), n);
+    auto capped = random_vec(n, 23, 40.0f);
+    const auto raw = capped;
+    softcap(capped.data(), n, 30.0f);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x[size_t(i)], u = up[size_t(i)];
+      const double gelu = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      ASSERT_NEAR(gate[size_t(i)], gelu * u, 1e-6 * (1.0 + std::fabs(v)) * std::fabs(u) + 1e-7) << n << " at " << i;
+      ASSERT_NEAR(capped[size_t(i)], 30.0 * std::tanh(double(raw[size_t(i)]) / 30.0), 30.0 * 1e-6) << n << " at " << i;
+    }
+  }
 }
 
 TEST_P(OpsTest, RmsNorm) {
