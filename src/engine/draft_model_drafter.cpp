@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "engine/draft_acceptance.h"
+#include "engine/draft_draw.h"
 #include "model/model.h"
 
 namespace parley {
@@ -11,7 +11,6 @@ namespace {
 
 // Mixed into a request's seed for its drafts' RNG, so that it draws apart
 // from the sampler (seeded with the seed itself).
-constexpr uint64_t kDraftSalt = 0x9e3779b97f4a7c15ULL;
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -28,8 +27,7 @@ DraftModelDrafter::DraftModelDrafter(const Model& draft, const EngineConfig& con
       // drafts would have to stay out of it.
       blocks_(int32_t(n_blocks), config.block_size, false),
       forward_(draft, pool, cache_, config.max_batch_tokens, config.max_running, context_limit),
-      vocab_(draft.config().vocab_size),
-      max_drafts_(config.spec.max_tokens) {
+      vocab_(draft.config().vocab_size) {
   blocks_.set_on_allocate([this](int32_t block) { cache_.commit_block(block); });
   chunks_.reserve(size_t(config.max_running));
   drafting_.reserve(size_t(config.max_running));
@@ -37,10 +35,7 @@ DraftModelDrafter::DraftModelDrafter(const Model& draft, const EngineConfig& con
 }
 
 DraftState& DraftModelDrafter::state(Sequence& seq) {
-  if (!seq.spec.draft) {
-    seq.spec.draft = std::make_unique<DraftState>();
-    seq.spec.draft->rng.seed(seq.req.sampling.seed ^ kDraftSalt);
-  }
+  if (!seq.spec.draft) seq.spec.draft = std::make_unique<DraftState>();
   return *seq.spec.draft;
 }
 
@@ -60,7 +55,7 @@ void DraftModelDrafter::draft(const std::vector<ScheduledSeq>& batch, Scheduler&
       if (d.done || int32_t(d.seq->spec.input.size()) != j) continue;  // not in this round
       DraftState& s = *d.seq->spec.draft;
       s.computed = int32_t(d.seq->tokens.size()) + j - 1;  // everything up to draft j - 1 is in
-      draw(d, logits + size_t(vocab_) * row++, j);
+      draw(d, logits + size_t(vocab_) * row++);
       d.done = d.done || j == d.want;
       if (d.done) continue;
       BatchChunk c;
@@ -118,8 +113,8 @@ void DraftModelDrafter::plan(const std::vector<ScheduledSeq>& batch, Scheduler& 
     }
     d.sampler = seq.sampler;  // assignments: the buffers of earlier steps are reused
     if (seq.constraint) d.constraint = seq.constraint;
-    if (seq.req.sampling.temperature > 0.0f && d.q.size() < size_t(max_drafts_) * size_t(vocab_))
-      d.q.resize(size_t(max_drafts_) * size_t(vocab_));
+    d.rng = seq.sampler.rng();  // the uniforms the target will draw these positions with
+    if (seq.req.sampling.temperature > 0.0f) d.q.resize(size_t(vocab_));
     drafting_.push_back({&seq, want, false});
   }
 }
@@ -134,19 +129,18 @@ const float* DraftModelDrafter::forward() {
   return logits;
 }
 
-// Draft j of a sequence from the draft's logits, through the sequence's
-// sampling transformations as they stand after drafts 1..j-1. A draft that
+// A sequence's next draft from the draft's logits, through the sequence's
+// sampling transformations as they stand after its earlier drafts. A draft that
 // ends the text (end of generation, a stop id, the grammar's end) is the last.
-void DraftModelDrafter::draw(Drafting& d, float* logits, int32_t j) {
+void DraftModelDrafter::draw(Drafting& d, float* logits) {
   Sequence& seq = *d.seq;
   DraftState& s = *seq.spec.draft;
   int32_t x = -1;
   try {
     if (s.constraint) s.constraint->mask(logits);
     if (seq.req.sampling.temperature > 0.0f) {
-      float* q = s.q.data() + size_t(j - 1) * size_t(vocab_);
-      s.sampler->probabilities(logits, q);
-      x = draw_index(q, vocab_, uniform01(s.rng));
+      s.sampler->probabilities(logits, s.q.data());
+      x = draw_index(s.q.data(), vocab_, uniform01(s.rng));
     } else {
       x = s.sampler->sample(logits);
     }

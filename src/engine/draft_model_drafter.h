@@ -15,10 +15,10 @@
 // A draft is drawn as the sequence would draw it from the target: the
 // draft's logits go through copies of the sequence's penalties, logit bias
 // and grammar state, advanced by the earlier drafts. Greedy requests draft
-// the argmax (verified by the point-mass rule: identical output); sampled
-// ones draw from that distribution q, kept per position for the acceptance
-// rule (draft_acceptance.h), with the sequence's own speculation RNG seeded
-// from its seed.
+// the argmax; sampled ones draw from that distribution q with the uniforms
+// the target's sampler will use at those positions (draft_draw.h). Either
+// way verification is the point-mass rule: the target draws as without
+// speculation and a draft is kept when it is that token (identical output).
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -44,8 +44,8 @@ struct DraftState {
   int32_t computed = 0;  // leading tokens whose draft K/V are computed
   std::optional<Sampler> sampler;  // copies of the sequence's, advanced by this step's drafts
   std::optional<TokenConstraint> constraint;
-  std::vector<float> q;  // sampled requests: the draft's distribution at each drafted position
-  std::mt19937_64 rng;   // sampled requests: the drafts' draws and their acceptance tests
+  std::vector<float> q;  // sampled requests: the draft's distribution at the position drafted
+  std::mt19937_64 rng;   // sampled requests: a copy of the target sampler's generator
 };
 
 class DraftModelDrafter {
@@ -79,7 +79,7 @@ class DraftModelDrafter {
   DraftState& state(Sequence& seq);
   void plan(const std::vector<ScheduledSeq>& batch, Scheduler& scheduler);
   const float* forward();
-  void draw(Drafting& d, float* logits, int32_t j);
+  void draw(Drafting& d, float* logits);
 
   const Model& model_;
   KvCache cache_;
@@ -87,7 +87,6 @@ class DraftModelDrafter {
   BatchForward forward_;
   StepCost cost_;
   int32_t vocab_;
-  int32_t max_drafts_;
   std::vector<BatchChunk> chunks_;
   std::vector<Drafting> drafting_;
   std::vector<std::pair<DraftState*, int32_t>> catching_up_;  // chunks without drafts: (state, tokens)

@@ -11,7 +11,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "engine/draft_acceptance.h"
 #include "engine/draft_model_drafter.h"
 #include "engine/engine_limits.h"
 #include "engine/logprobs.h"
@@ -66,7 +65,6 @@ struct LlmEngine::Impl {
   void sample(const Draw& d);
   void sample_token(const Draw& d);
   void verify(const Draw& d);
-  int32_t judge(Sequence& seq, float* logits, int32_t i);
   void logprob_logits(Sequence& seq, const float* logits);
   int32_t choose(Sequence& seq, float* logits, int32_t drawn);
   bool emit(Sequence& seq, int32_t token);
@@ -83,7 +81,6 @@ struct LlmEngine::Impl {
   Speculator speculator;
   Scheduler scheduler;
   std::unique_ptr<DraftModelDrafter> drafter;  // SpecMode::Draft
-  std::vector<float> target_probs;             // a drafted position's p (sampled drafts)
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> live;
   uint64_t arrivals = 0;
   std::vector<float> penalised;  // logits for log-probabilities
@@ -118,7 +115,6 @@ LlmEngine::Impl::Impl(const Model& m, EngineConfig c)
     drafter = std::make_unique<DraftModelDrafter>(*config.spec.draft, config, layout.n_blocks, layout.context_limit,
                                                   runner.pool());
     speculator.set_draft_cost(&drafter->cost(), double(config.spec.draft->n_params()) / double(m.n_params()));
-    target_probs.resize(size_t(m.config().vocab_size));
     stats.draft_kv_blocks_total = uint64_t(layout.n_blocks);
   }
   shared_stats = stats;
@@ -339,6 +335,8 @@ void LlmEngine::Impl::sample_token(const Draw& d) {
 // token for token, and its distribution is the target's: a draft x is kept
 // with probability p(x), and otherwise the token follows p without x,
 // renormalised (the rejection rule for a drafter that proposes one token).
+// A draft model's sampled drafts are drawn with the uniforms these rows will
+// use (draft_draw.h), so a draft close to the target is kept most times.
 void LlmEngine::Impl::verify(const Draw& d) {
   Sequence& seq = *d.seq;
   const int32_t drafted = seq.spec.drafts();
@@ -348,7 +346,7 @@ void LlmEngine::Impl::verify(const Draw& d) {
   int32_t accepted = 0;
   for (int32_t i = 0; i <= drafted; ++i) {
     float* row = d.logits + vocab * size_t(i);
-    const int32_t token = i < drafted ? judge(seq, row, i) : choose(seq, row, -1);
+    const int32_t token = choose(seq, row, -1);
     const bool kept = i < drafted && token == seq.spec.input[size_t(i) + 1];
     ++stats.spec_tokens;  // counted before emit(), whose final event publishes them
     stats.spec_accepted += kept ? 1 : 0;
@@ -360,21 +358,6 @@ void LlmEngine::Impl::verify(const Draw& d) {
   Speculator::observe(seq, drafted, accepted);
   scheduler.spec_done(&seq);
   if (drafter) drafter->verified(seq);
-}
-
-// The token drawn at drafted position i: the point-mass rule above, or, for
-// a draft the draft model sampled from its distribution q, the rule that
-// keeps it with probability min(1, p/q) (draft_acceptance.h), p after the
-// same transformations (penalties, grammar, temperature, truncation).
-int32_t LlmEngine::Impl::judge(Sequence& seq, float* logits, int32_t i) {
-  if (!drafter || seq.req.sampling.temperature <= 0.0f) return choose(seq, logits, -1);
-  logprob_logits(seq, logits);
-  if (seq.constraint) seq.constraint->mask(logits);
-  seq.sampler.probabilities(logits, target_probs.data());
-  DraftState& draft = *seq.spec.draft;
-  const int32_t vocab = model.config().vocab_size;
-  return accept_or_resample(target_probs.data(), draft.q.data() + size_t(i) * size_t(vocab), vocab,
-                            seq.spec.input[size_t(i) + 1], draft.rng);
 }
 
 // `penalised` for emit(), when log-probabilities are wanted: the logits

@@ -40,6 +40,9 @@ class Sampler {
   // Top-k, top-p or min-p cut the distribution down before the draw.
   bool truncates() const;
   const SamplingParams& params() const { return params_; }
+  // The generator's state: its next values are the uniforms of the next
+  // draws, one per sampled token (a draft model drafts with them).
+  const std::mt19937_64& rng() const { return rng_; }
 
  private:
   SamplingParams params_;

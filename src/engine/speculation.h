@@ -17,9 +17,9 @@
 // every kProbeEvery-th step with decodes drafts one token wherever it can.
 //
 // Drafters: prompt lookup (ngram_drafter.h), a draft model
-// (draft_model_drafter.h: its forwards' time is added to theta, and its
-// sampled drafts are judged by draft_acceptance.h's rule), and an oracle
-// for measurements.
+// (draft_model_drafter.h: its forwards' time is added to theta; its sampled
+// drafts use the target's uniforms, draft_draw.h), and an oracle for
+// measurements.
 #include <cstdint>
 #include <memory>
 #include <string>

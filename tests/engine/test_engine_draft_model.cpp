@@ -16,7 +16,7 @@
 #include <numeric>
 #include <thread>
 
-#include "engine/draft_acceptance.h"
+#include "engine/draft_draw.h"
 #include "engine/draft_model_drafter.h"
 #include "engine/grammar/grammar.h"
 #include "engine/sequence.h"
@@ -132,8 +132,8 @@ TEST(EngineDraftModel, OtherWeightsChangeNoGreedyToken) {
   expect_pools_empty(st);
 }
 
-// The same weights quantized: most drafts kept, the output unchanged; a sampled request with a seed gives the same
-// tokens on every run.
+// The same weights quantized: most drafts kept, the output unchanged; sampled
+// requests with a seed give plain decoding's tokens, drafts kept too.
 TEST(EngineDraftModel, QuantizedSelfDraftAndSeededSampling) {
   auto target = generated("target", 3);
   auto draft = generated("draft", 3, DType::Q8_0);
@@ -141,7 +141,9 @@ TEST(EngineDraftModel, QuantizedSelfDraftAndSeededSampling) {
   for (int i = 0; i < 4; ++i) rs.push_back(testing::greedy(testing::prompt(10 + 13 * i, i), 48));
   EngineStats st;
   expect_same_outcomes(run(*target, config(draft, 6), rs, &st), run(*target, config(nullptr), rs));
-  EXPECT_GT(double(st.spec_accepted), 0.5 * double(st.spec_drafted)) << st.spec_accepted << " of " << st.spec_drafted;
+  // Random weights give nearly flat distributions, where Q8_0's rounding moves
+  // the boundaries of the inverse distribution function most: fewer kept.
+  EXPECT_GT(double(st.spec_accepted), 0.25 * double(st.spec_drafted)) << st.spec_accepted << " of " << st.spec_drafted;
   expect_pools_empty(st);
 
   for (auto& r : rs) {
@@ -149,9 +151,10 @@ TEST(EngineDraftModel, QuantizedSelfDraftAndSeededSampling) {
     r.sampling.top_p = 0.95f;
     r.sampling.seed = 11;
   }
-  const auto first = run(*target, config(draft, 6), rs, &st);
-  expect_same_outcomes(run(*target, config(draft, 6), rs), first);
-  EXPECT_GT(st.spec_accepted, 0u);
+  expect_same_outcomes(run(*target, config(draft, 6), rs, &st), run(*target, config(nullptr), rs));
+  // Random weights give nearly flat distributions, where Q8_0's rounding moves
+  // the boundaries of the inverse distribution function most: fewer kept.
+  EXPECT_GT(double(st.spec_accepted), 0.25 * double(st.spec_drafted)) << st.spec_accepted << " of " << st.spec_drafted;
   expect_pools_empty(st);
 }
 
@@ -303,24 +306,30 @@ TEST(EngineDraftModel, CatchUpOnlyWherePays) {
   EXPECT_TRUE(Speculator(sc).catch_up_pays(seq, 0.9, 1.0, 0.0));  // fixed drafting always drafts
 }
 
-// The acceptance rule alone: over many draws its output follows p exactly.
-TEST(DraftAcceptance, OutputFollowsTheTarget) {
-  const std::vector<float> p{0.5f, 0.3f, 0.15f, 0.05f}, q{0.1f, 0.2f, 0.3f, 0.4f};
-  std::mt19937_64 rng(5);
-  std::vector<double> counts(4, 0.0);
-  int kept = 0;
-  const int n = 40000;
-  for (int i = 0; i < n; ++i) {
-    const int32_t x = draw_index(q.data(), 4, uniform01(rng));
-    const int32_t y = accept_or_resample(p.data(), q.data(), 4, x, rng);
-    kept += y == x;
-    counts[size_t(y)] += 1;
+// A draft drawn from the target's own distribution with the uniform the
+// target's sampler takes next is the token the sampler draws: the coupling
+// that keeps a close draft's tokens.
+TEST(DraftDraw, SameDistributionSameUniformSameToken) {
+  constexpr int32_t kVocab = 300;
+  std::mt19937 values(3);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (const float top_p : {1.0f, 0.9f}) {
+    SamplingParams sp;
+    sp.temperature = 0.8f;
+    sp.top_p = top_p;
+    sp.seed = 17;
+    Sampler target(sp, kVocab);
+    for (int i = 0; i < 200; ++i) {
+      std::vector<float> logits(kVocab), q(kVocab);
+      for (float& l : logits) l = normal(values);
+      std::vector<float> copy = logits;
+      Sampler draft = target;
+      draft.probabilities(copy.data(), q.data());
+      std::mt19937_64 rng = target.rng();
+      const int32_t x = draw_index(q.data(), kVocab, uniform01(rng));
+      ASSERT_EQ(target.sample(logits.data()), x) << "draw " << i << " top_p " << top_p;
+    }
   }
-  double chi2 = 0;
-  for (size_t i = 0; i < 4; ++i) chi2 += std::pow(counts[i] - n * p[i], 2) / (n * p[i]);
-  EXPECT_LT(chi2, 16.27);  // 3 degrees of freedom, p = 0.001
-  // Kept with probability sum of min(p, q) = 0.1 + 0.2 + 0.15 + 0.05.
-  EXPECT_NEAR(double(kept) / n, 0.5, 0.02);
 }
 
 // The bundled model with its matrices in Q4_0.
@@ -334,7 +343,7 @@ std::shared_ptr<const Model> bundled_q4_0() {
 
 // Sampled drafts from draft models whose distributions differ from the
 // target's (the same weights in Q4_0: close; random weights: far), through
-// the engine: the second token, drafted and judged by the rule, is
+// the engine: the second token, drafted and verified, is
 // distributed as the target's softmax says (chi-square over its 4 likeliest
 // tokens and the rest, 4 degrees of freedom, p = 0.001).
 TEST(EngineDraftModel, SampledTokensFollowTheTargetDistribution) {
@@ -391,8 +400,8 @@ TEST(EngineDraftModel, SampledTokensFollowTheTargetDistribution) {
     EXPECT_GT(st.spec_accepted, 0u);
     EXPECT_LT(st.spec_accepted, st.spec_drafted);
     expect_pools_empty(st);
-    // The rule keeps a close draft's tokens about sum(min(p, q)) of the time;
-    // keeping a draft only when the target draws it would keep about sum(p q),
+    // Drawn with the target's uniforms, a close draft lands on the target's
+    // token most times; drawn independently it would match about sum(p q),
     // 0.62 here.
     if (draft->path().find("q4_0") != std::string::npos) {
       EXPECT_GT(double(st.spec_accepted), 0.85 * double(st.spec_drafted)) << st.spec_accepted << " of " << st.spec_drafted;
