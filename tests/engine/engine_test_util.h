@@ -3,6 +3,7 @@
 // running requests alone for comparison.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -116,6 +117,43 @@ inline std::vector<Outcome> run_together(LlmEngine& engine, const std::vector<Re
   std::vector<Outcome> out;
   for (RequestId id : ids) out.push_back(c.get(id));
   return out;
+}
+
+// For the distribution tests of speculation: n requests of 3 sampled tokens
+// after `prompt`, seeds 0..n-1.
+inline std::vector<Request> seeded_samples(const std::vector<int32_t>& prompt, int n, float temperature,
+                                           int32_t top_k = 0) {
+  std::vector<Request> out;
+  for (int i = 0; i < n; ++i) {
+    Request r = greedy(prompt, 3);
+    r.sampling.temperature = temperature;
+    r.sampling.top_k = top_k;
+    r.sampling.seed = uint64_t(i);
+    r.ignore_eos = true;
+    out.push_back(r);
+  }
+  return out;
+}
+
+// Over the outcomes whose first token is `first`: how often the second is
+// order[0], .., order[k - 1], or another token (the last of k + 1 bins).
+inline std::vector<double> second_token_bins(const std::vector<Outcome>& got, int32_t first,
+                                             const std::vector<int32_t>& order, size_t k) {
+  std::vector<double> counts(k + 1, 0.0);
+  for (const Outcome& o : got) {
+    EXPECT_EQ(o.tokens.size(), 3u);
+    if (o.tokens.size() < 2 || o.tokens[0] != first) continue;
+    counts[size_t(std::find(order.begin(), order.begin() + long(k), o.tokens[1]) - order.begin())] += 1;
+  }
+  return counts;
+}
+
+// Pearson's statistic of `counts` against probabilities `p` (same length).
+inline double chi_square(const std::vector<double>& counts, const std::vector<double>& p) {
+  double n = 0, chi2 = 0;
+  for (double c : counts) n += c;
+  for (size_t i = 0; i < p.size(); ++i) chi2 += (counts[i] - n * p[i]) * (counts[i] - n * p[i]) / (n * p[i]);
+  return chi2;
 }
 
 }  // namespace parley::testing

@@ -372,30 +372,13 @@ TEST(EngineDraftModel, SampledTokensFollowTheTargetDistribution) {
     EngineConfig c = config(draft, 1);
     c.max_running = 64;
     c.max_batch_tokens = 512;
-    std::vector<Request> rs;
-    for (int i = 0; i < 3000; ++i) {
-      Request r = testing::greedy(prompt, 3);
-      r.sampling.temperature = kTemperature;
-      r.sampling.seed = uint64_t(i);
-      r.ignore_eos = true;
-      rs.push_back(r);
-    }
     EngineStats st;
-    const auto got = run(*target, c, rs, &st);
-    std::vector<double> counts(5, 0.0);
-    double n = 0;
-    for (const Outcome& o : got) {
-      ASSERT_EQ(o.tokens.size(), 3u);
-      if (o.tokens[0] != a) continue;
-      const auto at = std::find(order.begin(), order.begin() + 4, o.tokens[1]) - order.begin();
-      counts[size_t(at)] += 1;
-      n += 1;
-    }
+    const auto got = run(*target, c, testing::seeded_samples(prompt, 3000, kTemperature), &st);
+    const std::vector<double> counts = testing::second_token_bins(got, a, order, 4);
+    const double n = std::accumulate(counts.begin(), counts.end(), 0.0);
     ASSERT_GT(n, 300);
     EXPECT_GE(double(st.spec_drafted), n);
-    double chi2 = 0;
-    for (size_t i = 0; i < 5; ++i) chi2 += std::pow(counts[i] - n * bins[i], 2) / (n * bins[i]);
-    EXPECT_LT(chi2, 18.47) << "counts " << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3]
+    EXPECT_LT(testing::chi_square(counts, bins), 18.47) << "counts " << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3]
                            << " " << counts[4] << " of " << n;
     EXPECT_GT(st.spec_accepted, 0u);
     EXPECT_LT(st.spec_accepted, st.spec_drafted);

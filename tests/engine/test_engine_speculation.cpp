@@ -334,35 +334,19 @@ TEST(EngineSpeculation, SampledTokensFollowTheTargetDistribution) {
   EngineConfig c = config(SpecMode::Oracle, 1);
   c.max_running = 64;
   c.spec.oracle = {a, order[1], a};
-  std::vector<Request> rs;
-  for (int i = 0; i < 3000; ++i) {
-    Request r = testing::greedy(prompt, 3);  // the third token is the one drawn after the draft
-    r.sampling.temperature = 1.0f;
-    r.sampling.top_k = 5;
-    r.sampling.seed = uint64_t(i);
-    r.ignore_eos = true;
-    rs.push_back(r);
-  }
   EngineStats st;
-  const auto got = run(*model, c, rs, &st);
-  std::vector<double> counts(5, 0.0);
-  double n = 0;
-  for (const Outcome& o : got) {
-    ASSERT_EQ(o.tokens.size(), 3u);
-    if (o.tokens[0] != a) continue;
-    const auto at = std::find(order.begin(), order.begin() + 5, o.tokens[1]) - order.begin();
-    ASSERT_LT(at, 5);
-    counts[size_t(at)] += 1;
-    n += 1;
-  }
+  // The third token of each is the one drawn after the draft.
+  const auto got = run(*model, c, testing::seeded_samples(prompt, 3000, 1.0f, 5), &st);
+  std::vector<double> counts = testing::second_token_bins(got, a, order, 5);
+  ASSERT_EQ(counts[5], 0.0);  // top-k 5: nothing outside the 5
+  counts.pop_back();
+  const double n = std::accumulate(counts.begin(), counts.end(), 0.0);
   ASSERT_GT(n, 300);
   // Each of them verified its draft (a few more drafted their first token:
   // admitted with the whole prompt cached, they start as decodes).
   EXPECT_GE(double(st.spec_drafted), n);
-  double chi2 = 0;
-  for (int i = 0; i < 5; ++i) chi2 += std::pow(counts[size_t(i)] - n * p[size_t(i)], 2) / (n * p[size_t(i)]);
-  EXPECT_LT(chi2, 18.47) << "counts " << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3] << " "
-                         << counts[4];
+  EXPECT_LT(testing::chi_square(counts, p), 18.47)
+      << "counts " << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3] << " " << counts[4];
   EXPECT_GT(st.spec_accepted, 0u);
   EXPECT_LT(st.spec_accepted, st.spec_drafted);
 }
