@@ -188,7 +188,7 @@ ModelConfig config_with(const std::vector<std::pair<std::string, gguf::Value>>& 
                         ".context_length"})
     w.set(arch + k, gguf::Value::u32(8));
   for (const auto& [k, v] : extra) w.set(k, v);
-  const std::string path = ::testing::TempDir() + "/parley_pooling.gguf";
+  const std::string path = testing::temp_path("config-" + arch + ".gguf");  // per process: tests run in parallel
   w.write(path);
   const ModelConfig c = config_from_gguf(*gguf::File::open(path));
   std::filesystem::remove(path);
