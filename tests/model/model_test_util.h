@@ -25,6 +25,15 @@ inline std::string temp_path(const std::string& name) {
       .string();
 }
 
+// A scratch file of this test process, removed when the test leaves its scope (errors included).
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& name) : path(temp_path(name)) {}
+  ~TempFile() { std::filesystem::remove(path); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+};
+
 // `f` throws a parley::Error whose text contains every one of `parts`.
 inline void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
   try {

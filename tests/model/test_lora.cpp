@@ -26,7 +26,7 @@ namespace {
 
 using testing::expect_error;
 using testing::max_relative_error;
-using testing::temp_path;
+using testing::TempFile;
 
 MkModelSpec lora_base_spec(DType type = DType::F32) {
   MkModelSpec s;
@@ -41,13 +41,6 @@ MkModelSpec lora_base_spec(DType type = DType::F32) {
   s.seed = 11;
   return s;
 }
-
-// A temporary file removed at the end of the test.
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& name) : path(temp_path(name)) {}
-  ~TempFile() { std::filesystem::remove(path); }
-};
 
 std::vector<int32_t> prompt(int32_t n, int32_t salt) {
   std::vector<int32_t> t(size_t(n), 1);

@@ -188,11 +188,9 @@ ModelConfig config_with(const std::vector<std::pair<std::string, gguf::Value>>& 
                         ".context_length"})
     w.set(arch + k, gguf::Value::u32(8));
   for (const auto& [k, v] : extra) w.set(k, v);
-  const std::string path = testing::temp_path("config-" + arch + ".gguf");  // per process: tests run in parallel
-  w.write(path);
-  const ModelConfig c = config_from_gguf(*gguf::File::open(path));
-  std::filesystem::remove(path);
-  return c;
+  const testing::TempFile file("config-" + arch + ".gguf");  // per process: tests run in parallel
+  w.write(file.path);
+  return config_from_gguf(*gguf::File::open(file.path));
 }
 
 // Gemma 2's required soft-cap keys.
