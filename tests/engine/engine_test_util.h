@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/llm_engine.h"
@@ -117,6 +119,24 @@ inline std::vector<Outcome> run_together(LlmEngine& engine, const std::vector<Re
   std::vector<Outcome> out;
   for (RequestId id : ids) out.push_back(c.get(id));
   return out;
+}
+
+// `r` submitted alone and cancelled from inside its sink at its n-th event
+// (mid-generation, e.g. inside a run of kept drafts); its outcome.
+inline Outcome cancel_at_event(LlmEngine& engine, const Request& r, int n) {
+  Collector col;
+  std::atomic<RequestId> id{0};
+  int seen = 0;
+  EventSink inner = col.sink();
+  id = engine.submit(r, [&](const Event& e) {
+    if (++seen == n) {
+      while (id.load() == 0) std::this_thread::yield();  // submit() has not returned yet
+      engine.cancel(id.load());
+    }
+    inner(e);
+  });
+  col.wait(1);
+  return col.get(id);
 }
 
 // For the distribution tests of speculation: n requests of 3 sampled tokens

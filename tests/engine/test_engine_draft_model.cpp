@@ -240,19 +240,7 @@ TEST(EngineDraftModel, CancelMidSpeculationFreesBothPools) {
   EngineConfig c = config(model, 8);
   c.block_size = 4;
   LlmEngine engine(*model, c);
-  testing::Collector col;
-  std::atomic<RequestId> id{0};
-  int seen = 0;
-  EventSink inner = col.sink();
-  id = engine.submit(r, [&](const Event& e) {
-    if (++seen == 20) {  // inside a run of kept drafts
-      while (id.load() == 0) std::this_thread::yield();
-      engine.cancel(id.load());
-    }
-    inner(e);
-  });
-  col.wait(1);
-  const Outcome o = col.get(id);
+  const Outcome o = testing::cancel_at_event(engine, r, 20);  // inside a run of kept drafts
   EXPECT_EQ(o.final.finish, FinishReason::Cancelled);
   EXPECT_LT(o.tokens.size(), 200u);
   const EngineStats st = engine.stats();
