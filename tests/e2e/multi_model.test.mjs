@@ -119,20 +119,24 @@ test('Anthropic\'s Messages API and /tokenize follow the body\'s model too', asy
   assert.equal((await tokenize('nope')).status, 404);
 });
 
-// Sends WebSocket requests one at a time; each resolves with its end message and the text streamed before it.
+// A WebSocket whose ask(message) resolves with the end message of the request with that "id"
+// (and the text streamed before it).
 async function openSocket(url) {
   const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
   await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
-  let text = '';
-  let pending;
+  const waiting = new Map();
+  const texts = new Map();
   ws.on('message', (data) => {
     const m = JSON.parse(data.toString());
-    if (!m.finished) return void (text += m.text);
-    pending({ ...m, text });
-    text = '';
+    const id = m.id ?? null;
+    if (!m.finished) return void texts.set(id, (texts.get(id) ?? '') + m.text);
+    waiting.get(id)?.({ ...m, text: texts.get(id) ?? '' });
+    waiting.delete(id);
+    texts.delete(id);
   });
   return {
-    ask: (message) => new Promise((resolve) => { pending = resolve; ws.send(JSON.stringify(message)); }),
+    ask: (message) => new Promise((resolve) => { waiting.set(message.id ?? null, resolve); ws.send(JSON.stringify(message)); }),
+    send: (message) => ws.send(JSON.stringify(message)),
     close: () => ws.close(),
   };
 }
@@ -165,6 +169,21 @@ test('a WebSocket message names its model as an HTTP request does: loaded on dem
     const chat = await socket.ask({ ...request, ignore_eos: true, id: 'chat' });
     assert.equal(chat.error, undefined, JSON.stringify(chat));
     assert.deepEqual([chat.finish_reason, chat.usage.completion_tokens], ['length', 16]);
+  } finally {
+    socket.close();
+  }
+});
+
+test('a WebSocket request waiting for its model keeps the socket busy, and a cancel ends it "cancelled"', async () => {
+  await waitUnloaded('slow');
+  const socket = await openSocket(multi.url);
+  try {
+    const long = socket.ask({ prompt: 'Once', max_tokens: 4000, ignore_eos: true, model: 'slow', id: 'long' });
+    const busy = await socket.ask({ prompt: 'Once', max_tokens: 2, id: 'second' });  // while loading or running
+    assert.equal(busy.error?.code, 'busy', JSON.stringify(busy));
+    socket.send({ cancel: true });
+    const end = await long;
+    assert.equal(end.finish_reason, 'cancelled', JSON.stringify(end));
   } finally {
     socket.close();
   }
