@@ -33,6 +33,8 @@ void add_lora_command(CLI::App& app);
 // Options every model-using command shares.
 // The whole file as text; throws parley::Error naming `what` (a flag).
 std::string read_text_file(const std::string& path, const std::string& what);
+// A chat template's text: a bundled template's name (chat/named_templates.h) or a Jinja file.
+std::string read_chat_template(const std::string& name_or_file, const std::string& what);
 
 struct ModelOptions {
   std::string model;      // empty: $PARLEY_MODEL, else the bundled model

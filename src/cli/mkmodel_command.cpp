@@ -35,11 +35,7 @@ void run_mkmodel(MkModelArgs a) {
                 "' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs)");
   a.spec.type = *type;
   if (a.spec.vocab_from.empty()) a.spec.vocab_from = PARLEY_DEFAULT_MODEL;
-  if (const auto named = chat::named_chat_template(a.chat_template)) {
-    a.spec.chat_template = std::string(*named);
-  } else if (!a.chat_template.empty()) {
-    a.spec.chat_template = read_text_file(a.chat_template, "--chat-template");
-  }
+  if (!a.chat_template.empty()) a.spec.chat_template = read_chat_template(a.chat_template, "--chat-template");
   write_random_model(a.spec, a.out);
   std::cerr << "wrote " << a.out << "\n";
 }

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "chat/named_templates.h"
 #include "cli/commands.h"
 #include "kernels/thread_pool.h"
 #include "model/model.h"
@@ -14,6 +15,11 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(what + ": cannot open " + path);
   return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::string read_chat_template(const std::string& name_or_file, const std::string& what) {
+  if (const auto named = chat::named_chat_template(name_or_file)) return std::string(*named);
+  return read_text_file(name_or_file, what);
 }
 
 void ModelOptions::add_to(CLI::App& cmd) {

@@ -37,6 +37,9 @@ struct ServeArgs {
   size_t max_models = 0;
   std::string models_memory;  // "" = no budget
   double model_idle_unload_s = 0;
+  // Per model: VALUE for the default model, NAME=VALUE for the model NAME (repeatable).
+  std::vector<std::string> chat_templates;   // --chat-template: a Jinja file or a bundled template's name
+  std::vector<std::string> fallback_models;  // --fallback-model: a model file
   int32_t max_n = 8;
   int32_t idle_timeout_s = 60;
   int32_t ws_idle_timeout_s = 300;
@@ -143,25 +146,49 @@ std::vector<NamedModel> model_list(const ServeArgs& a) {
   return list;
 }
 
+// What --chat-template and --fallback-model give each model, checked at start.
+struct PerModelSettings {
+  std::map<std::string, std::string> chat_templates;  // the template's text by model name
+  std::map<std::string, std::string> fallbacks;       // the fallback model's file by model name
+};
+
+PerModelSettings per_model_settings(const ServeArgs& a, const std::vector<NamedModel>& list) {
+  PerModelSettings s;
+  for (const auto& [name, value] : per_model_values(a.chat_templates, list, "--chat-template"))
+    s.chat_templates[name] = read_chat_template(value, "--chat-template");
+  s.fallbacks = per_model_values(a.fallback_models, list, "--fallback-model");
+  for (const auto& [name, path] : s.fallbacks)
+    if (!std::filesystem::is_regular_file(path)) throw Error("--fallback-model: cannot open " + path);
+  return s;
+}
+
+void set_model_chat_template(const PerModelSettings& s, const std::string& name, Model& model) {
+  if (const auto it = s.chat_templates.find(name); it != s.chat_templates.end()) model.set_chat_template(it->second);
+}
+
 // The models after the first, loaded on demand with the flags' engine and serving settings.
 std::unique_ptr<serve::ServedModels> make_served_models(const ServeArgs& a, serve::ApiContext& front,
                                                         const serve::StateBackends& backends,
-                                                        const std::vector<NamedModel>& list) {
+                                                        const std::vector<NamedModel>& list,
+                                                        const PerModelSettings& settings) {
   serve::ModelSetOptions o;
   o.max_models = a.max_models;
   o.memory_bytes = a.models_memory.empty() ? 0 : parse_memory_size(a.models_memory);
   o.idle_unload = std::chrono::milliseconds(int64_t(a.model_idle_unload_s * 1000));
   std::map<std::string, std::string> paths;
   for (size_t i = 1; i < list.size(); ++i) paths[list[i].name] = list[i].path;
-  auto load = [&a, &front, &backends, paths](const std::string& name) -> std::shared_ptr<serve::ResidentModel> {
+  auto load = [&a, &front, &backends, paths, settings](const std::string& name) -> std::shared_ptr<serve::ResidentModel> {
     ModelOptions options = a.model;
     options.model = paths.at(name);
-    options.chat_template.clear();  // --chat-template is the default model's
     auto model = options.load();
+    set_model_chat_template(settings, name, *model);
     auto engine = std::make_unique<LlmEngine>(*model, a.engine);
     auto ctx = make_context(a, *model, *engine, name, backends);
     serve::share_protection(front, *ctx);
-    return std::make_shared<serve::ServedModel>(std::move(model), std::move(engine), std::move(ctx));
+    std::unique_ptr<serve::FallbackModel> fallback;
+    if (const auto it = settings.fallbacks.find(name); it != settings.fallbacks.end())
+      fallback = std::make_unique<serve::FallbackModel>(it->second, *ctx, a.engine);
+    return std::make_shared<serve::ServedModel>(std::move(model), std::move(engine), std::move(ctx), std::move(fallback));
   };
   auto served = std::make_unique<serve::ServedModels>(front, o, std::move(load));
   for (size_t i = 1; i < list.size(); ++i) served->add(list[i].name, std::filesystem::file_size(list[i].path));
@@ -182,9 +209,11 @@ void run_serve(ServeArgs& a) {
   a.serve.http.ws_idle_timeout = std::chrono::seconds(a.ws_idle_timeout_s);
   a.serve.grace = std::chrono::milliseconds(int64_t(a.grace_s * 1000));
   const std::vector<NamedModel> list = model_list(a);
+  const PerModelSettings settings = per_model_settings(a, list);
   serve::StateBackends backends(a.state);  // before the model: a misconfigured Redis fails at once
   a.model.model = list[0].path;
   auto model = a.model.load();
+  set_model_chat_template(settings, list[0].name, *model);
   auto engine = std::make_unique<LlmEngine>(*model, a.engine);
   auto ctx = make_context(a, *model, *engine, list[0].name, backends);
   // Adapters are of the default model (the base their files were made for).
@@ -193,8 +222,9 @@ void run_serve(ServeArgs& a) {
     throw Error("--lora/--lora-dir: the adapter name '" + list[0].name + "' is the base model's");
   serve::StaticAnswersSignal reload_on_sighup(ctx->services.static_answers);
   a.ops.redis_url = a.state.redis_url;  // rate buckets shared with the other replicas
+  if (const auto it = settings.fallbacks.find(list[0].name); it != settings.fallbacks.end()) a.ops.fallback_model = it->second;
   auto ops = std::make_unique<serve::OpsSetup>(a.ops, *ctx, a.engine);
-  auto others = list.size() > 1 ? make_served_models(a, *ctx, backends, list) : nullptr;
+  auto others = list.size() > 1 ? make_served_models(a, *ctx, backends, list, settings) : nullptr;
   serve::ApiServer server(*ctx, a.serve, others.get());
   serve::serve_until_signal(server, a.serve, std::cout);
   others.reset();  // drained by the shutdown: their engines end with them
@@ -228,7 +258,6 @@ void add_ops_options(CLI::App& cmd, serve::OpsOptions& o) {
   cmd.add_option("--max-queue-tokens", s.max_queue_tokens, "most prompt tokens waiting (503 above; 0 = any)")->capture_default_str();
   cmd.add_option("--max-request-timeout", s.max_request_timeout_s, "seconds: cap and default of the 'timeout' parameter (0 = none)")->capture_default_str();
   cmd.add_option("--max-rss", o.max_rss, "process memory limit (bytes, 512M, 2G, 50%): above 90% new requests get 503");
-  cmd.add_option("--fallback-model", o.fallback_model, "smaller model with the same vocabulary, used in degraded mode");
   cmd.add_option("--degrade-queue-wait-ms", s.degrade_queue_wait_ms, "degraded mode when a request waits this long for its first token (0 = off)")->capture_default_str();
   cmd.add_option("--degrade-p99-ms", s.degrade_p99_ms, "degraded mode when the P99 time to first token (last 10 s) passes this (0 = off)")->capture_default_str();
   cmd.add_option("--degrade-hold", s.degrade_hold_s, "seconds below half of the thresholds before leaving degraded mode")->capture_default_str();
@@ -244,7 +273,12 @@ void add_options(CLI::App& cmd, ServeArgs& a) {
   cmd.add_option("--max-models", a.max_models, "most models in memory at once, the default included (0 = any)")->capture_default_str();
   cmd.add_option("--models-memory", a.models_memory, "budget over the loaded models' weight and KV pool bytes (512M, 8G, 50%; default: none)");
   cmd.add_option("--model-idle-unload", a.model_idle_unload_s, "seconds without a request before a model loaded on demand is unloaded (0 = never)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  a.model.add_chat_template_to(cmd);
+  cmd.add_option("--chat-template", a.chat_templates,
+                 "Jinja file or a bundled template's name (as parley mkmodel --chat-template) used instead of the model's "
+                 "tokenizer.chat_template; NAME=... for the model NAME (repeatable), else the default model's");
+  cmd.add_option("--fallback-model", a.fallback_models,
+                 "smaller model with the same vocabulary, used in degraded mode; NAME=PATH for the model NAME "
+                 "(repeatable, loaded with it), else the default model's");
   cmd.add_option("--config", a.config_file, "JSON file of settings named like the flags (\"port\": 8080, ...)");
   cmd.add_option("--host", a.serve.http.host, "address to listen on")->capture_default_str();
   cmd.add_option("--port", a.serve.http.port, "port to listen on (0: any free port)")->capture_default_str();

@@ -42,7 +42,7 @@ ApiServer::ApiServer(ApiContext& ctx, ServeOptions options, ServedModels* models
     : ctx_(ctx), models_(models), options_(std::move(options)),
       http_(router_, ctx.state, with_uncapped_proxies(options_.http, ctx),
             [this](boost::beast::tcp_stream stream, auto req, ConnectionSlotPtr slot) {
-              start_ws_session(ctx_, options_.http, std::move(stream), std::move(req), std::move(slot));
+              start_ws_session(ctx_, models_, options_.http, std::move(stream), std::move(req), std::move(slot));
             }) {
   add_protection(router_, ctx_);  // API keys, rate limits, validation: before every route
   http_.set_observer(access_log(ctx_));

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +124,66 @@ test('chat, messages, responses, /chat and the response cache keep adapters apar
     max_tokens: 24, temperature: 0 })).json()).results[0];
   assert.equal(await batch('a'), firstBody.choices[0].message.content);
   assert.equal(await batch(BASE), baseText);
+});
+
+test('lora_scale: the same override on chat, completions, messages, responses, /chat and WebSocket', async () => {
+  const content = 'Tell me about a green hat.';
+  const common = { model: 'a', temperature: 0 };  // /v1/messages and /v1/responses take no "cache"
+  const chat = async (extra) => (await (await post('/v1/chat/completions', { ...common, cache: false, max_tokens: 24,
+    messages: [{ role: 'user', content }], ...extra })).json()).choices[0].message.content;
+  const half = await chat({ lora_scale: 0.5 });
+  assert.notEqual(half, await chat({}));
+  assert.equal(await chat({ lora_scale: 1 }), await chat({}));  // the adapter's own scale
+  const messages = await (await post('/v1/messages', { ...common, max_tokens: 24, lora_scale: 0.5,
+    messages: [{ role: 'user', content }] })).json();
+  assert.equal(messages.content[0].text, half);
+  const responses = await (await post('/v1/responses', { ...common, max_output_tokens: 24, lora_scale: 0.5,
+    input: content })).json();
+  assert.equal(responses.output[0].content[0].text, half);
+  const batch = await (await post('/chat', { ...common, cache: false, max_tokens: 24, lora_scale: 0.5,
+    prompts: [content] })).json();
+  assert.equal(batch.results[0], half);
+  const ws = new WebSocket(`${server.url.replace('http', 'ws')}/v1/ws`);
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  let text = '';
+  const done = new Promise((resolve) => ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    if (m.finished) resolve(m);
+    else text += m.text;
+  }));
+  ws.send(JSON.stringify({ ...common, cache: false, max_tokens: 24, lora_scale: 0.5,
+    messages: [{ role: 'user', content }] }));
+  assert.equal((await done).error, undefined);
+  ws.close();
+  assert.equal(text, half);
+  // Out of range, or without an adapter: 400 naming lora_scale on every route.
+  for (const [path, body] of [['/v1/messages', { max_tokens: 4, messages: [{ role: 'user', content }] }],
+    ['/v1/responses', { max_output_tokens: 4, input: content }]]) {
+    for (const bad of [{ model: 'a', lora_scale: 99 }, { model: BASE, lora_scale: 1 }, { lora_scale: 0.5 }]) {
+      const r = await post(path, { ...body, ...bad });
+      assert.equal(r.status, 400, `${path} ${JSON.stringify(bad)}`);
+      assert.match(JSON.stringify(await r.json()), /lora_scale/);
+    }
+  }
+});
+
+test('--lora-dir is looked at again: files added later are offered, removed ones go once not loaded', async () => {
+  const lib = join(dir, 'lib');
+  copyFileSync(join(lib, 'b.gguf'), join(lib, 'late.gguf'));
+  assert.ok((await models()).some((m) => m.id === 'late' && m.loaded === false), 'listed before any use');
+  assert.equal((await streamed('late', 'Lily')).text, (await streamed('b', 'Lily')).text);
+  copyFileSync(join(lib, 'b.gguf'), join(lib, 'later.gguf'));
+  assert.equal((await streamed('later', 'Lily')).model, 'later');  // found when named, unlisted until then
+  copyFileSync(join(lib, 'b.gguf'), join(lib, 'unused.gguf'));
+  assert.ok((await models()).some((m) => m.id === 'unused'));
+  unlinkSync(join(lib, 'unused.gguf'));
+  unlinkSync(join(lib, 'late.gguf'));
+  await assert.rejects(client.completions.create({ model: 'unused', prompt: 'Hi', max_tokens: 4 }),
+    (e) => e.status === 404 && e.code === 'model_not_found');
+  assert.equal((await streamed('late', 'Lily')).model, 'late');  // loaded: it serves until evicted
+  const ids = (await models()).map((m) => m.id);
+  assert.ok(ids.includes('late') && !ids.includes('unused'), ids.join());
+  unlinkSync(join(lib, 'later.gguf'));
 });
 
 test('a WebSocket request runs with the adapter it names', async () => {

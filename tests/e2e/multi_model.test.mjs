@@ -1,15 +1,17 @@
 // Several models in one server (docs/api.md, "Several models"), through the
-// official OpenAI client: the bundled model loaded at start, a random-weights
-// mkmodel model (slow enough for a stream to outlast the idle time) loaded on
-// demand and unloaded when idle (--model-idle-unload 0.5).
+// official OpenAI client and the WebSocket API: the bundled model loaded at
+// start, a random-weights mkmodel model (slow enough for a stream to outlast
+// the idle time) loaded on demand and unloaded when idle
+// (--model-idle-unload 0.5); --chat-template and --fallback-model per model.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startServer, makeSlowModel, sleep, binary } from './server.mjs';
+import { dirname, join } from 'node:path';
+import WebSocket from 'ws';
+import { startServer, makeSlowModel, sleep, binary, waitForStats } from './server.mjs';
 
 const bundled = 'models/stories260K.gguf';
 let slow;
@@ -115,6 +117,153 @@ test('Anthropic\'s Messages API and /tokenize follow the body\'s model too', asy
   const tokenize = (model) => post('/tokenize', { model, content: 'Once upon a time' });
   assert.equal((await tokenize('slow')).status, 200);
   assert.equal((await tokenize('nope')).status, 404);
+});
+
+// A WebSocket whose ask(message) resolves with the end message of the request with that "id"
+// (and the text streamed before it).
+async function openSocket(url) {
+  const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  const waiting = new Map();
+  const texts = new Map();
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString());
+    const id = m.id ?? null;
+    if (!m.finished) return void texts.set(id, (texts.get(id) ?? '') + m.text);
+    waiting.get(id)?.({ ...m, text: texts.get(id) ?? '' });
+    waiting.delete(id);
+    texts.delete(id);
+  });
+  return {
+    ask: (message) => new Promise((resolve) => { waiting.set(message.id ?? null, resolve); ws.send(JSON.stringify(message)); }),
+    send: (message) => ws.send(JSON.stringify(message)),
+    close: () => ws.close(),
+  };
+}
+
+async function waitUnloaded(name) {
+  for (let i = 0; i < 300 && (await models())[name].loaded; ++i) await sleep(50);
+  assert.equal((await models())[name].loaded, false);
+}
+
+test('a WebSocket message names its model as an HTTP request does: loaded on demand; unknown is model_not_found', async () => {
+  const prompt = { prompt: 'Once upon a time', max_tokens: 12, temperature: 0, cache: false };
+  const expected = {};
+  for (const model of ['slow', 'stories260K']) expected[model] = (await client.completions.create({ ...prompt, model })).choices[0].text;
+  await waitUnloaded('slow');
+  const loads = sample(await metrics(), 'parley_model_loads_total');
+  const socket = await openSocket(multi.url);
+  try {
+    for (const model of ['slow', 'stories260K', 'slow']) {
+      const end = await socket.ask({ ...prompt, model, id: model });
+      assert.equal(end.error, undefined, JSON.stringify(end));
+      assert.equal(end.id, model);
+      assert.equal(end.text, expected[model], model);
+    }
+    assert.equal(sample(await metrics(), 'parley_model_loads_total'), loads + 1);  // loaded by the socket's first message
+    const missing = await socket.ask({ ...prompt, model: 'nope', id: 'x' });
+    assert.equal(missing.error.code, 'model_not_found');
+    assert.equal(missing.error.param, 'model');
+    assert.equal(missing.id, 'x');
+    // (A chat's text is not compared: on random weights a prefix cache hit may change greedy near-ties.)
+    const chat = await socket.ask({ ...request, ignore_eos: true, id: 'chat' });
+    assert.equal(chat.error, undefined, JSON.stringify(chat));
+    assert.deepEqual([chat.finish_reason, chat.usage.completion_tokens], ['length', 16]);
+  } finally {
+    socket.close();
+  }
+});
+
+test('a WebSocket request waiting for its model keeps the socket busy, and a cancel ends it "cancelled"', async () => {
+  await waitUnloaded('slow');
+  const socket = await openSocket(multi.url);
+  try {
+    const long = socket.ask({ prompt: 'Once', max_tokens: 4000, ignore_eos: true, model: 'slow', id: 'long' });
+    const busy = await socket.ask({ prompt: 'Once', max_tokens: 2, id: 'second' });  // while loading or running
+    assert.equal(busy.error?.code, 'busy', JSON.stringify(busy));
+    socket.send({ cancel: true });
+    const end = await long;
+    assert.equal(end.finish_reason, 'cancelled', JSON.stringify(end));
+  } finally {
+    socket.close();
+  }
+});
+
+test('--chat-template NAME=FILE gives a model its own template; the default model keeps its own', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-template-'));
+  const file = join(dir, 'slow.jinja');
+  // A long preamble: the prompt has many more tokens than the plain format's.
+  const preamble = 'A conversation between a curious user and a helpful assistant who answers in full sentences.\n';
+  writeFileSync(file, `${preamble}{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}[assistant]`);
+  const server = await startServer(['--model', `stories260K=${bundled}`, '--model', `slow=${slow.path}`,
+    '--chat-template', `slow=${file}`]);
+  try {
+    const render = async (model) => (await (await fetch(`${server.url}/apply-template`, { method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: request.messages }) })).json()).prompt;
+    assert.equal(await render('slow'), `${preamble}[user] Hello there\n[assistant]`);
+    assert.equal(await render('stories260K'), 'User: Hello there\nAssistant:');  // the plain format, as before
+    const c = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const templated = await c.chat.completions.create(request);
+    const plain = await client.chat.completions.create(request);  // the same model without the template
+    assert.ok(templated.usage.prompt_tokens > plain.usage.prompt_tokens + 10,
+      `${templated.usage.prompt_tokens} vs ${plain.usage.prompt_tokens}`);
+  } finally {
+    assert.equal((await server.stop()).code, 0);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--chat-template and --fallback-model naming no model, or a missing file, fail the start', async () => {
+  const args = ['--model', `stories260K=${bundled}`, '--model', `slow=${slow.path}`];
+  await assert.rejects(startServer([...args, '--chat-template', 'nope=chatml']), /--chat-template: no model is named 'nope'/);
+  await assert.rejects(startServer([...args, '--fallback-model', `nope=${bundled}`]), /--fallback-model: no model is named 'nope'/);
+  await assert.rejects(startServer([...args, '--fallback-model', 'slow=/nonexistent.gguf']), /cannot open/);
+  await assert.rejects(startServer([...args, '--chat-template', 'chatml', '--chat-template', 'stories260K=chatml']),
+    /two values/);
+});
+
+test('--fallback-model NAME=PATH answers that model\'s requests in its degraded mode', async () => {
+  const server = await startServer(['--model', `stories260K=${bundled}`, '--model', `slow=${slow.path}`,
+    '--fallback-model', `slow=${bundled}`, '--max-running', '1', '--degrade-queue-wait-ms', '300', '--degrade-hold', '1']);
+  const post = (body, signal) => fetch(`${server.url}/v1/completions`, { method: 'POST', signal,
+    headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'slow', ...body }) });
+  try {
+    const plain = await post({ prompt: 'Once', max_tokens: 2 });
+    assert.equal(plain.headers.get('x-parley-degraded'), null);
+    await plain.json();
+    // One long request runs; a second waits behind it (max-running 1) past the threshold.
+    const abort = new AbortController();
+    const long = [0, 1].map((i) => post({ prompt: `Once ${i}`, max_tokens: 4000, ignore_eos: true, stream: true },
+      abort.signal).then((r) => r.text()).catch(() => null));
+    const degraded = await waitForStats(server.url, (s) => s.models.slow?.degraded === 1, 8000);
+    assert.equal(degraded.models.slow.degraded, 1, 'slow entered degraded mode');
+    assert.equal(degraded.degraded, 0, 'the default model did not');
+    const fallback = await post({ prompt: 'Once', max_tokens: 4 });
+    assert.equal(fallback.status, 200);
+    assert.equal(fallback.headers.get('x-parley-degraded'), '1');
+    assert.equal((await fallback.json()).model, 'slow');
+    abort.abort();
+    await Promise.all(long);
+  } finally {
+    assert.equal((await server.stop()).code, 0);
+  }
+  const other = join(mkdtempSync(join(tmpdir(), 'parley-vocab-')), 'other.gguf');
+  execFileSync(binary, ['mkmodel', '--dim', '64', '--layers', '1', '--heads', '2', '--vocab-size', '600', '-o', other],
+    { stdio: 'ignore' });
+  const refused = await startServer(['--model', `stories260K=${bundled}`, '--model', `slow=${slow.path}`,
+    '--fallback-model', `slow=${other}`]);
+  try {
+    const r = await fetch(`${refused.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'slow', prompt: 'Once', max_tokens: 2 }) });
+    assert.equal(r.status, 503);  // its load fails with the reason
+    const error = (await r.json()).error;
+    assert.equal(error.code, 'model_unavailable');
+    assert.match(error.message, /vocabulary/);
+  } finally {
+    assert.equal((await refused.stop()).code, 0);
+    rmSync(dirname(other), { recursive: true, force: true });
+  }
 });
 
 test('concurrent requests to both models, the other one loading meanwhile', async () => {

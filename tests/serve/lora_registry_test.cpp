@@ -139,6 +139,52 @@ TEST_F(LoraRegistryTest, ListsADirectoryByFileStem) {
   EXPECT_TRUE(r.acquire("c")->adapter);
 }
 
+std::vector<std::string> names(LoraRegistry& r) {
+  std::vector<std::string> out;
+  for (const LoraInfo& a : r.list()) out.push_back(a.name);
+  return out;
+}
+
+TEST_F(LoraRegistryTest, FindsAdapterFilesAddedToTheDirectoryLater) {
+  LoraRegistry r(*base_, 0);
+  ASSERT_EQ(r.add_dir(path("dir")), 4u);
+  fs::copy_file(path("dir/a.gguf"), path("dir/e.gguf"));
+  EXPECT_TRUE(r.contains("e"));  // found when named
+  EXPECT_TRUE(r.acquire("e")->adapter);
+  fs::copy_file(path("dir/b.gguf"), path("dir/f.gguf"));
+  EXPECT_EQ(names(r), (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));  // listed before any use
+  EXPECT_FALSE(r.list().back().loaded);
+  // Only files of the directory, by their stem.
+  EXPECT_FALSE(r.acquire("../wider-adapter"));
+  EXPECT_FALSE(r.acquire("notes"));
+  EXPECT_FALSE(r.acquire("e.gguf"));
+}
+
+TEST_F(LoraRegistryTest, ARemovedFileStaysWhileItsAdapterIsLoaded) {
+  LoraRegistry r(*base_, adapter_bytes());  // room for one
+  r.add_dir(path("dir"));
+  ASSERT_TRUE(r.acquire("a"));
+  fs::remove(path("dir/a.gguf"));
+  fs::remove(path("dir/b.gguf"));
+  EXPECT_FALSE(r.contains("b"));  // not loaded: gone with its file
+  EXPECT_FALSE(r.acquire("b"));
+  EXPECT_TRUE(r.acquire("a")->adapter);  // loaded: it keeps serving
+  EXPECT_EQ(names(r), (std::vector<std::string>{"a", "c", "d"}));
+  EXPECT_TRUE(r.acquire("c")->adapter);  // evicts a
+  EXPECT_FALSE(r.acquire("a"));
+  EXPECT_EQ(names(r), (std::vector<std::string>{"c", "d"}));
+}
+
+TEST_F(LoraRegistryTest, ARemovedDirectoryAdapterStaysWithdrawnUntilAddedAgain) {
+  LoraRegistry r(*base_, 0);
+  r.add_dir(path("dir"));
+  EXPECT_EQ(r.remove("c"), LoraRegistry::Removal::Removed);
+  EXPECT_FALSE(r.contains("c"));
+  EXPECT_EQ(names(r), (std::vector<std::string>{"a", "b", "d"}));
+  r.add("c", path("dir/c.gguf"), 1.0f, false);
+  EXPECT_TRUE(r.acquire("c")->adapter);
+}
+
 TEST_F(LoraRegistryTest, RefusesAnAdapterForAnotherBase) {
   LoraRegistry r(*base_, 0);
   try {

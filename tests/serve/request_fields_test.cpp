@@ -39,6 +39,15 @@ TEST(RequestFields, EachRouteTakesItsOwnFields) {
   EXPECT_EQ(refusal(R"({"input": "x", "tools": []})", RouteFields::Responses), "");  // asks for nothing
 }
 
+// select_model reads "model" and "lora_scale" on every route that generates.
+TEST(RequestFields, EveryGeneratingRouteTakesAModelAndItsLoraScale) {
+  for (const RouteFields route : {RouteFields::Chat, RouteFields::Completions, RouteFields::Batch, RouteFields::WebSocket,
+                                  RouteFields::Messages, RouteFields::Responses})
+    EXPECT_EQ(refusal(R"({"model": "a", "lora_scale": 0.5})", route), "") << int(route);
+  EXPECT_EQ(refusal(R"({"model": "a", "lora_scale": 0.5})", RouteFields::Embeddings), "lora_scale unknown_parameter");
+  EXPECT_EQ(refusal(R"({"lora_scale": 0.5})", RouteFields::Session), "lora_scale unknown_parameter");
+}
+
 TEST(RequestFields, OpenAiFeaturesThatAreNotOfferedAreRefusedByName) {
   for (const char* body : {R"({"audio": {}})", R"({"prediction": {"type": "content"}})",
                            R"({"modalities": ["text", "audio"]})", R"({"store": true})", R"({"reasoning_effort": "low"})"}) {

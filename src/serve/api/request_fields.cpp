@@ -10,14 +10,16 @@
 namespace parley::serve {
 namespace {
 
-// Read by parse_generation_params, the response cache ("cache"), admission ("timeout"),
-// parse_output_format ("response_format", "grammar") and select_model ("model", "lora_scale").
-constexpr std::string_view kGeneration[] = {"model", "temperature", "top_p", "top_k", "min_p", "presence_penalty",
+// Read by select_model: every route that generates takes them.
+constexpr std::string_view kModelChoice[] = {"model", "lora_scale"};
+// Read by parse_generation_params, the response cache ("cache"), admission ("timeout")
+// and parse_output_format ("response_format", "grammar").
+constexpr std::string_view kGeneration[] = {"temperature", "top_p", "top_k", "min_p", "presence_penalty",
                            "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "max_tokens",
                            "max_completion_tokens", "stop", "ignore_eos", "n", "logprobs", "top_logprobs",
                            "stream", "stream_options", "user", "kv_retention", "priority",
                            "truncate_prompt_tokens", "cache", "timeout", "response_format", "grammar",
-                           "speculative", "lora_scale"};
+                           "speculative"};
 constexpr std::string_view kChat[] = {"messages", "session_id", "chat_template_kwargs"};
 constexpr std::string_view kCompletions[] = {"prompt", "echo", "suffix", "best_of"};
 
@@ -29,23 +31,26 @@ bool listed(std::initializer_list<std::string_view> names, std::string_view name
   return listed(std::span<const std::string_view>(names.begin(), names.size()), name);
 }
 
+bool generation(std::string_view name) { return listed(kModelChoice, name) || listed(kGeneration, name); }
+
 bool known(std::string_view name, RouteFields route) {
   switch (route) {
     case RouteFields::Chat:
-      return listed(kGeneration, name) || listed(kChat, name) ||
-             listed({"tools", "tool_choice", "parallel_tool_calls"}, name);
-    case RouteFields::Completions: return listed(kGeneration, name) || listed(kCompletions, name);
-    case RouteFields::Batch: return listed(kGeneration, name) || name == "prompts";
+      return generation(name) || listed(kChat, name) || listed({"tools", "tool_choice", "parallel_tool_calls"}, name);
+    case RouteFields::Completions: return generation(name) || listed(kCompletions, name);
+    case RouteFields::Batch: return generation(name) || name == "prompts";
     case RouteFields::WebSocket:
-      return listed(kGeneration, name) || listed(kChat, name) || name == "prompt" || name == "id" || name == "cancel";
+      return generation(name) || listed(kChat, name) || name == "prompt" || name == "id" || name == "cancel";
     case RouteFields::Embeddings:
       return listed({"model", "input", "encoding_format", "dimensions", "priority", "timeout", "user"}, name);
     case RouteFields::Messages:
-      return listed({"model", "messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences",
-                     "stream", "metadata"},
+      return listed(kModelChoice, name) ||
+             listed({"messages", "system", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences", "stream",
+                     "metadata"},
                     name);
     case RouteFields::Responses:
-      return listed({"model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store",
+      return listed(kModelChoice, name) ||
+             listed({"input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "store",
                      "previous_response_id", "metadata", "text", "truncation", "user"},
                     name);
     case RouteFields::Session: return listed({"model", "user", "system_prompt", "max_turns", "ttl_s"}, name);

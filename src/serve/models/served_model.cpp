@@ -20,8 +20,9 @@ void share_protection(const ApiContext& front, ApiContext& ctx) {
   ctx.generations.set_log(&ctx.log, ctx.ops.log_content);
 }
 
-ServedModel::ServedModel(std::unique_ptr<Model> model, std::unique_ptr<LlmEngine> engine, std::unique_ptr<ApiContext> ctx)
-    : model_(std::move(model)), ctx_(std::move(ctx)), engine_(std::move(engine)),
+ServedModel::ServedModel(std::unique_ptr<Model> model, std::unique_ptr<LlmEngine> engine, std::unique_ptr<ApiContext> ctx,
+                         std::unique_ptr<FallbackModel> fallback)
+    : model_(std::move(model)), ctx_(std::move(ctx)), fallback_(std::move(fallback)), engine_(std::move(engine)),
       bytes_(resident_bytes(*model_, *engine_)) {
   add_openai_routes(router_, *ctx_);
   add_anthropic_routes(router_, *ctx_);
@@ -37,6 +38,7 @@ ServedModel::ServedModel(std::unique_ptr<Model> model, std::unique_ptr<LlmEngine
 ServedModel::~ServedModel() {
   ctx_->watchdog.reset();
   engine_.reset();
+  fallback_.reset();
 }
 
 }  // namespace parley::serve

@@ -9,6 +9,7 @@
 #include "model/model.h"
 #include "serve/api/api_context.h"
 #include "serve/models/model_set.h"
+#include "serve/ops/fallback_model.h"
 #include "serve/transport/router.h"
 
 namespace parley::serve {
@@ -22,9 +23,12 @@ void share_protection(const ApiContext& front, ApiContext& ctx);
 
 class ServedModel : public ResidentModel {
  public:
-  // `ctx` is set up for `model` and `engine`; registers the routes, starts its watchdog, marks it ready.
-  ServedModel(std::unique_ptr<Model> model, std::unique_ptr<LlmEngine> engine, std::unique_ptr<ApiContext> ctx);
-  // Stops the watchdog, then the engine (its last events end generations in the context).
+  // `ctx` is set up for `model` and `engine` (and `fallback`, its
+  // --fallback-model, when not null); registers the routes, starts its
+  // watchdog, marks it ready.
+  ServedModel(std::unique_ptr<Model> model, std::unique_ptr<LlmEngine> engine, std::unique_ptr<ApiContext> ctx,
+              std::unique_ptr<FallbackModel> fallback = nullptr);
+  // Stops the watchdog, then the engines (their last events end generations in the context).
   ~ServedModel() override;
   uint64_t bytes() const override { return bytes_; }
   ApiContext& context() { return *ctx_; }
@@ -34,6 +38,7 @@ class ServedModel : public ResidentModel {
   std::unique_ptr<Model> model_;
   std::unique_ptr<ApiContext> ctx_;
   Router router_;
+  std::unique_ptr<FallbackModel> fallback_;
   std::unique_ptr<LlmEngine> engine_;  // last: destroyed first
   uint64_t bytes_ = 0;
 };

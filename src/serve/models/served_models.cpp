@@ -97,11 +97,26 @@ json ServedModels::list() const {
   return data;
 }
 
+// A name the set does not hold goes to the default model's routes too: its
+// check_model answers 404 model_not_found (or finds one of its adapters).
+bool ServedModels::is_other(const std::string& name) const {
+  return !name.empty() && name != front_.model_id && set_.contains(name);
+}
+
+bool ServedModels::acquire(const std::string& name, Ready ready) {
+  if (!is_other(name)) return false;
+  require_ready(front_);
+  set_.acquire(name, [ready = std::move(ready)](std::shared_ptr<ModelLease> lease, const std::string& error) {
+    if (!lease) return ready(nullptr, nullptr, error);
+    ApiContext& ctx = static_cast<ServedModel&>(lease->model()).context();
+    ready(&ctx, std::move(lease), "");
+  });
+  return true;
+}
+
 bool ServedModels::dispatch(const Router& router, const ExchangePtr& ex, Access access) {
-  // A name the set does not hold goes to the default model's routes too: its
-  // check_model answers 404 model_not_found (or finds one of its adapters).
   const std::string name = access == Access::Public ? "" : named_model(ex->request());
-  if (name.empty() || name == front_.model_id || !set_.contains(name)) return true;
+  if (!is_other(name)) return true;
   require_ready(front_);
   // The load runs on the set's thread; the request goes on on its connection's strand.
   set_.acquire(name, [ex, &router](std::shared_ptr<ModelLease> lease, const std::string& error) {

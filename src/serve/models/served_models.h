@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "serve/api/api_context.h"
+#include "serve/api/model_directory.h"
 #include "serve/models/model_set.h"
 #include "serve/models/served_model.h"
 #include "serve/ops/metrics.h"
@@ -16,7 +17,7 @@
 
 namespace parley::serve {
 
-class ServedModels {
+class ServedModels : public ModelDirectory {
  public:
   // `loader` builds a ServedModel by name (share_protection from `front`).
   ServedModels(ApiContext& front, ModelSetOptions options, ModelSet::Loader loader);
@@ -29,6 +30,9 @@ class ServedModels {
   // names another model to that model's routes (waiting for its load).
   void add_routes(Router& router);
 
+  // The WebSocket API's way to the models after the default one.
+  bool acquire(const std::string& name, Ready ready) override;
+
   // Shutdown, beside the front's: no new work, the loaded models' generations.
   void start_draining();
   bool idle() const;
@@ -37,6 +41,7 @@ class ServedModels {
  private:
   std::vector<std::pair<std::string, std::shared_ptr<ServedModel>>> loaded_models() const;
   NamedContexts contexts(const std::vector<std::pair<std::string, std::shared_ptr<ServedModel>>>& loaded) const;
+  bool is_other(const std::string& name) const;  // a model of the set besides the default
   bool dispatch(const Router& router, const ExchangePtr& ex, Access access);
   json list() const;
 

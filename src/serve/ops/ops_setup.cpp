@@ -1,10 +1,8 @@
 #include "serve/ops/ops_setup.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "engine/engine_limits.h"
-#include "model/vocab_check.h"
 #include "state/redis_client.h"
 #include "util/error.h"
 
@@ -28,7 +26,7 @@ std::vector<ApiKey> all_keys(const OpsOptions& o) {
 
 }  // namespace
 
-OpsSetup::OpsSetup(const OpsOptions& o, ApiContext& ctx, const EngineConfig& engine_config) : ctx_(ctx) {
+OpsSetup::OpsSetup(const OpsOptions& o, ApiContext& ctx, const EngineConfig& engine_config) {
   ctx.ops = o.settings;
   if (!o.max_rss.empty()) ctx.ops.max_rss = parse_memory_size(o.max_rss);
   const auto level = obs::log_level_from_name(o.log_level);
@@ -42,28 +40,13 @@ OpsSetup::OpsSetup(const OpsOptions& o, ApiContext& ctx, const EngineConfig& eng
     ctx.rate_limiter = std::make_shared<RateLimiter>(make_buckets(o.redis_url, redis_), o.rate, ctx.keys);
   if (ctx.rate_limiter) ctx.rate_limiter->set_trusted_proxies(ctx.ops.trusted_proxies);
   if (!o.blocklist.empty()) ctx.blocklist = Blocklist::from_file(o.blocklist);
-  if (!o.fallback_model.empty()) {
-    // One small model for both jobs; it does not draft for itself.
-    const auto& draft = engine_config.spec.draft;
-    std::error_code ec;
-    const bool shared = draft && std::filesystem::equivalent(draft->path(), o.fallback_model, ec);
-    fallback_model_ = shared ? draft : std::shared_ptr<const Model>(Model::load(o.fallback_model));
-    check_same_vocabulary(ctx.model, *fallback_model_, "--fallback-model");
-    EngineConfig fallback_config = engine_config;
-    if (shared) fallback_config.spec = SpecConfig{};
-    fallback_engine_ = std::make_unique<LlmEngine>(*fallback_model_, fallback_config);
-    ctx.fallback_engine = fallback_engine_.get();
-  }
+  if (!o.fallback_model.empty()) fallback_ = std::make_unique<FallbackModel>(o.fallback_model, ctx, engine_config);
   ctx.log.log(obs::LogLevel::Info, "ops",
               {{"api_keys", ctx.keys.api_keys_required()}, {"admin_keys", ctx.keys.has_admin()}, {"rate_limits", bool(ctx.rate_limiter)},
                {"blocklist_patterns", ctx.blocklist ? ctx.blocklist->size() : 0},
                {"fallback_model", o.fallback_model}, {"max_rss", ctx.ops.max_rss}});
 }
 
-OpsSetup::~OpsSetup() {
-  // The engine goes before the model; its destructor delivers the last final events.
-  ctx_.fallback_engine = nullptr;
-  fallback_engine_.reset();
-}
+OpsSetup::~OpsSetup() = default;
 
 }  // namespace parley::serve

@@ -10,6 +10,7 @@
 
 #include "engine/llm_engine.h"
 #include "serve/api/api_context.h"
+#include "serve/ops/fallback_model.h"
 
 namespace parley::state {
 class RedisPool;
@@ -26,7 +27,7 @@ struct OpsOptions {
   std::string blocklist;              // --blocklist FILE
   std::string log_level = "info";
   std::string max_rss;                // "" = none; bytes, 512M, 2G, 50%
-  std::string fallback_model;         // --fallback-model FILE (loaded once when it is the --draft-model)
+  std::string fallback_model;         // the default model's --fallback-model FILE ("": none)
   OpsSettings settings;               // the rest, parsed directly
 };
 
@@ -40,10 +41,8 @@ class OpsSetup {
   OpsSetup& operator=(const OpsSetup&) = delete;
 
  private:
-  ApiContext& ctx_;
   std::shared_ptr<state::RedisPool> redis_;
-  std::shared_ptr<const Model> fallback_model_;  // the draft model when both flags name one file
-  std::unique_ptr<LlmEngine> fallback_engine_;
+  std::unique_ptr<FallbackModel> fallback_;
 };
 
 }  // namespace parley::serve

@@ -52,11 +52,12 @@ std::vector<int32_t> message_prompt(const json& message, ApiContext& ctx, const 
 void WsConversation::on_message(std::string_view text, bool binary) {
   json id = nullptr;
   const std::string request_id = new_request_id();
-  try {
+  answer_errors(id, request_id, [&] {
     const json message = parse_message(text, binary);
     id = message.contains("id") ? message["id"] : json(nullptr);
     if (get_bool(message, "cancel").value_or(false)) {
       if (auto g = running_.lock()) g->cancel();
+      cancelled_ = loading_;
       return;
     }
     if (busy_)
@@ -66,10 +67,16 @@ void WsConversation::on_message(std::string_view text, bool binary) {
     HttpRequest request = upgrade_;
     request.method = "POST";
     request.body = std::string(text);
-    DetachedExchange admission(std::move(request));
-    admission.set_request_id(request_id);
-    check_ws_message(admission, ctx_);
-    start(message, admission);
+    auto admission = std::make_shared<DetachedExchange>(std::move(request));
+    admission->set_request_id(request_id);
+    check_ws_message(*admission, ctx_);
+    if (!load_model(message, admission)) start(message, *admission, ctx_, nullptr);
+  });
+}
+
+void WsConversation::answer_errors(const json& id, const std::string& request_id, const std::function<void()>& f) {
+  try {
+    f();
   } catch (const ApiError& e) {
     send(ending(e.to_json(), request_id), id);
   } catch (const std::exception& e) {
@@ -77,19 +84,51 @@ void WsConversation::on_message(std::string_view text, bool binary) {
   }
 }
 
-void WsConversation::start(const json& message, Exchange& admission) {
+// The socket counts as answering while the model loads: no idle timeout, no eviction.
+bool WsConversation::load_model(const json& message, std::shared_ptr<Exchange> admission) {
+  const auto name = get_string(message, "model");
+  auto channel = channel_.lock();
+  if (!models_ || !name || !channel) return false;
+  const auto ready = [self = shared_from_this(), message, admission](ApiContext* model, std::shared_ptr<const void> hold,
+                                                                     const std::string& error) {
+    if (auto channel = self->channel_.lock())
+      channel->post([self, message, admission, model, hold = std::move(hold), error]() mutable {
+        self->on_model(message, *admission, model, std::move(hold), error);
+      });
+  };
+  if (!models_->acquire(*name, ready)) return false;
+  // `ready` posts to the strand: it runs after this.
+  busy_ = loading_ = true;
+  cancelled_ = false;
+  channel->answering(true);
+  return true;
+}
+
+void WsConversation::on_model(const json& message, Exchange& admission, ApiContext* model,
+                              std::shared_ptr<const void> hold, const std::string& error) {
+  busy_ = loading_ = false;
+  answer_errors(message.contains("id") ? message["id"] : json(nullptr), admission.request_id(), [&] {
+    if (!model) throw ApiError(503, error, "server_error", "model", "model_unavailable");
+    start(message, admission, *model, std::move(hold));
+    if (auto g = running_.lock(); g && cancelled_) g->cancel();
+  });
+  if (auto channel = channel_.lock(); channel && !busy_) channel->answering(false);
+}
+
+void WsConversation::start(const json& message, Exchange& admission, ApiContext& model,
+                           std::shared_ptr<const void> hold) {
   check_fields(message, RouteFields::WebSocket);
-  ParamLimits limits = request_limits(ctx_, admission);
+  ParamLimits limits = request_limits(model, admission);
   limits.max_n = 1;
   GenerationParams params = parse_generation_params(message, limits, LogprobsStyle::Chat);
-  select_model(message, ctx_, params);
-  params.output = parse_output_format(message, admission.request().body, ctx_.grammars);
+  select_model(message, model, params);
+  params.output = parse_output_format(message, admission.request().body, model.grammars);
   admission.set_end_user(params.user);
-  require_ready(ctx_);
+  require_ready(model);
   AnswerPlan plan;
   EngineRequests requests = build_requests(
-      params, {message_prompt(message, ctx_, params, request_api_key(admission), plan)}, ctx_.limits.context_length);
-  plan_answer(ctx_, message, params, requests, is_chat(message), request_api_key(admission), plan);
+      params, {message_prompt(message, model, params, request_api_key(admission), plan)}, model.limits.context_length);
+  plan_answer(model, message, params, requests, is_chat(message), request_api_key(admission), plan);
   auto channel = channel_.lock();
   if (!channel) return;
   // Admission may refuse (the plan then releases a session's turn lock); the
@@ -97,12 +136,14 @@ void WsConversation::start(const json& message, Exchange& admission) {
   std::shared_ptr<Generation> generation;
   if (!plan.replay)
     generation = start_generation(
-        admission, ctx_, std::move(requests.requests), [channel](std::function<void()> f) { channel->post(std::move(f)); },
+        admission, model, std::move(requests.requests), [channel](std::function<void()> f) { channel->post(std::move(f)); },
         [self = shared_from_this()](size_t, const Event& e) { self->on_event(e); });
   id_ = message.contains("id") ? message["id"] : json(nullptr);
   request_id_ = admission.request_id();
   // An answer of the fallback model (degraded mode) says so in its last frame.
-  degraded_ = generation && &generation->engine() == ctx_.fallback_engine;
+  degraded_ = generation && &generation->engine() == model.fallback_engine;
+  model_ = &model;
+  model_hold_ = std::move(hold);
   choice_ = Choice{};
   plan_ = std::move(plan);
   recorded_ = RecordedAnswer{};
@@ -130,12 +171,13 @@ void WsConversation::on_event(const Event& e) {
 // The session's turn is stored before the end message, so that the client
 // may send the next turn as soon as it sees it.
 void WsConversation::finish(const Event& e) {
-  finish_answer(ctx_, plan_, {choice_}, recorded_);
+  finish_answer(*model_, plan_, {choice_}, recorded_);
   busy_ = false;
   --ctx_.state.busy;
   json end = end_message(e);
   plan_ = AnswerPlan{};
   send(std::move(end), id_);
+  model_hold_.reset();  // the model may be unloaded now
   if (auto channel = channel_.lock()) channel->answering(false);  // after the end message: it may close
 }
 

@@ -22,8 +22,9 @@ namespace net = boost::asio;
 
 class WsSession : public WsChannel, public std::enable_shared_from_this<WsSession> {
  public:
-  WsSession(ApiContext& ctx, const HttpOptions& options, beast::tcp_stream stream, ConnectionSlotPtr slot)
-      : ctx_(ctx), options_(options), ws_(std::move(stream)), slot_(std::move(slot)), idle_timer_(ws_.get_executor()) {
+  WsSession(ApiContext& ctx, ModelDirectory* models, const HttpOptions& options, beast::tcp_stream stream,
+            ConnectionSlotPtr slot)
+      : ctx_(ctx), models_(models), options_(options), ws_(std::move(stream)), slot_(std::move(slot)), idle_timer_(ws_.get_executor()) {
     ++ctx_.state.connections;
     ++ctx_.state.websockets;
     slot_->leave_on_drain();
@@ -44,7 +45,7 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
     upgrade_ = to_request(req, ws_.next_layer().socket());
     ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return;
-      self->conversation_ = std::make_shared<WsConversation>(self->ctx_, self, std::move(self->upgrade_));
+      self->conversation_ = std::make_shared<WsConversation>(self->ctx_, self->models_, self, std::move(self->upgrade_));
       self->wait_for_request();
       self->read();
     });
@@ -152,6 +153,7 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
   }
 
   ApiContext& ctx_;
+  ModelDirectory* models_;
   const HttpOptions& options_;
   websocket::stream<beast::tcp_stream> ws_;
   ConnectionSlotPtr slot_;
@@ -168,9 +170,9 @@ class WsSession : public WsChannel, public std::enable_shared_from_this<WsSessio
 
 }  // namespace
 
-void start_ws_session(ApiContext& ctx, const HttpOptions& options, beast::tcp_stream stream,
+void start_ws_session(ApiContext& ctx, ModelDirectory* models, const HttpOptions& options, beast::tcp_stream stream,
                       http::request<http::string_body> req, ConnectionSlotPtr slot) {
-  std::make_shared<WsSession>(ctx, options, std::move(stream), std::move(slot))->run(std::move(req));
+  std::make_shared<WsSession>(ctx, models, options, std::move(stream), std::move(slot))->run(std::move(req));
 }
 
 }  // namespace parley::serve

@@ -6,11 +6,13 @@
 // while it is idle, and at shutdown once idle; a message over --max-body-bytes
 // gets a 413 error message, then close code 1009.
 #include "serve/api/api_context.h"
+#include "serve/api/model_directory.h"
 #include "serve/transport/http_server.h"
 
 namespace parley::serve {
 
-void start_ws_session(ApiContext& ctx, const HttpOptions& options, boost::beast::tcp_stream stream,
+// `models`: a multi-model server's other models, which messages may name (null: none).
+void start_ws_session(ApiContext& ctx, ModelDirectory* models, const HttpOptions& options, boost::beast::tcp_stream stream,
                       boost::beast::http::request<boost::beast::http::string_body> req, ConnectionSlotPtr slot);
 
 }  // namespace parley::serve
