@@ -14,8 +14,6 @@ namespace {
 
 // Multiply-adds below which a step runs on the calling thread (as matmul()'s threshold).
 constexpr int64_t kLoraParallelWork = 1 << 16;
-// Rank rows per shrink unit: a rank-16 shrink is two units, one per thread of a 2-core pool.
-constexpr int32_t kShrinkRows = 8;
 // Output columns per expansion block: a block of Bᵀ's rank rows stays in L1 across the rows.
 constexpr int64_t kCols = 256;
 
@@ -179,58 +177,29 @@ void LoraStep::group_rows(const LoraUse* rows, int32_t n) {
   }
 }
 
-void LoraStep::apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
-                     const LoraUse* rows) {
-  group_rows(rows, n);
-  // Each adapter's pairs among `outs`: their coefficients and column blocks
-  // side by side, their shrinks cut into units of a few rank rows.
-  parts_.clear();
-  units_.clear();
-  size_t coefs = 0;
-  int64_t blocks = 0, work = 0;
-  size_t in = 0;
-  for (size_t g = 0; g < groups_.size(); ++g)
-    for (const LoraOutput& o : outs) {
-      const LoraPair* p = groups_[g].adapter->find(layer, o.target);
-      if (!p) continue;
-      for (int32_t r0 = 0; r0 < p->rank; r0 += kShrinkRows)
-        units_.push_back({parts_.size(), r0, std::min(p->rank, r0 + kShrinkRows)});
-      parts_.push_back({p, o.y, groups_[g], coefs, blocks});
-      coefs += size_t(groups_[g].m) * size_t(p->rank);
-      blocks += (int64_t(p->out) + kCols - 1) / kCols;
-      work += int64_t(groups_[g].m) * p->rank * (p->in + p->out);
-      in = size_t(p->in);
+// A unit: its rows' shrinks for every part of its group, then their
+// expansions a column block at a time, so that a block of Bᵀ's rank rows
+// stays in L1 across the rows.
+void LoraStep::run(const Unit& u, const LoraUse* rows) {
+  const float* xu = xg_.data() + size_t(u.first + u.i0) * in_;
+  for (size_t j = u.part0; j < u.part1; ++j) {
+    const LoraPair& p = *parts_[j].pair;
+    const size_t r = size_t(p.rank);
+    float* c = coef_.data() + parts_[j].coef + size_t(u.i0) * r;
+    matmul_float_rows(p.a, xu, c, u.i1 - u.i0, 0, p.rank);
+    for (int32_t i = u.i0; i < u.i1; ++i, c += r) {
+      const float s = p.scale * rows[picked_[size_t(u.first + i)]].scale;
+      for (size_t k = 0; k < r; ++k) c[k] *= s;
     }
-  if (parts_.empty()) return;
-  // Each adapter's rows side by side: its shrink is one product over them.
-  if (xg_.size() < picked_.size() * in) xg_.resize(picked_.size() * in);
-  for (size_t i = 0; i < picked_.size(); ++i) std::copy_n(x + size_t(picked_[i]) * in, in, xg_.data() + i * in);
-  if (coef_.size() < coefs) coef_.resize(coefs);
-  // Rank rows r0..r1 of a part's A x for its rows, times each row's scale.
-  const auto shrink = [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) {
-      const ShrinkUnit& unit = units_[size_t(u)];
-      const Part& part = parts_[unit.part];
-      const LoraPair& p = *part.pair;
-      float* c = coef_.data() + part.coef;
-      matmul_float_rows(p.a, xg_.data() + size_t(part.group.first) * in, c, part.group.m, unit.r0, unit.r1);
-      for (int32_t i = 0; i < part.group.m; ++i) {
-        const float s = p.scale * rows[picked_[size_t(part.group.first + i)]].scale;
-        for (int32_t k = unit.r0; k < unit.r1; ++k) c[size_t(i) * size_t(p.rank) + size_t(k)] *= s;
-      }
-    }
-  };
-  // Column blocks b0..b1 of the parts, one after the other.
-  const auto expand = [&](int64_t b0, int64_t b1) {
-    size_t j = 0;
-    for (int64_t b = b0; b < b1; ++b) {
-      while (j + 1 < parts_.size() && parts_[j + 1].first_block <= b) ++j;
-      const Part& part = parts_[j];
-      const LoraPair& p = *part.pair;
-      const size_t out = size_t(p.out), r = size_t(p.rank);
-      const size_t c0 = size_t(b - part.first_block) * size_t(kCols), cols = std::min(out - c0, size_t(kCols));
-      for (int32_t i = 0; i < part.group.m; ++i) {
-        float* y = part.y + size_t(picked_[size_t(part.group.first + i)]) * out + c0;
+  }
+  for (size_t j = u.part0; j < u.part1; ++j) {
+    const Part& part = parts_[j];
+    const LoraPair& p = *part.pair;
+    const size_t out = size_t(p.out), r = size_t(p.rank);
+    for (size_t c0 = 0; c0 < out; c0 += size_t(kCols)) {
+      const size_t cols = std::min(out - c0, size_t(kCols));
+      for (int32_t i = u.i0; i < u.i1; ++i) {
+        float* y = part.y + size_t(picked_[size_t(u.first + i)]) * out + c0;
         const float* c = coef_.data() + part.coef + size_t(i) * r;
         if (p.bt.type == DType::F32)
           axpy_rows(y, c, static_cast<const float*>(p.bt.data) + c0, int64_t(r), int64_t(out), int64_t(cols));
@@ -238,17 +207,47 @@ void LoraStep::apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput
           axpy_rows_f16(y, c, static_cast<const uint16_t*>(p.bt.data) + c0, int64_t(r), int64_t(out), int64_t(cols));
       }
     }
-  };
+  }
+}
+
+void LoraStep::apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
+                     const LoraUse* rows) {
+  group_rows(rows, n);
+  // Two units a thread at least: with fewer adapters, each adapter's rows are
+  // cut into shares (each share reads the adapter's matrices again).
+  const auto n_groups = int32_t(std::max<size_t>(1, groups_.size()));
+  const int32_t shares = (2 * pool.size() + n_groups - 1) / n_groups;
+  parts_.clear();
+  units_.clear();
+  size_t coefs = 0;
+  int64_t work = 0;
+  for (const Group& g : groups_) {
+    const size_t part0 = parts_.size();
+    for (const LoraOutput& o : outs) {
+      const LoraPair* p = g.adapter->find(layer, o.target);
+      if (!p) continue;
+      parts_.push_back({p, o.y, coefs});
+      coefs += size_t(g.m) * size_t(p->rank);
+      work += int64_t(g.m) * p->rank * (p->in + p->out);
+      in_ = size_t(p->in);
+    }
+    const int32_t k = std::min(shares, g.m);
+    for (int32_t s = 0; s < k && parts_.size() > part0; ++s)
+      units_.push_back({part0, parts_.size(), g.first, g.m * s / k, g.m * (s + 1) / k});
+  }
+  if (units_.empty()) return;
+  // Each adapter's rows side by side: a unit's shrink is one product over them.
+  if (xg_.size() < picked_.size() * in_) xg_.resize(picked_.size() * in_);
+  for (size_t i = 0; i < picked_.size(); ++i) std::copy_n(x + size_t(picked_[i]) * in_, in_, xg_.data() + i * in_);
+  if (coef_.size() < coefs) coef_.resize(coefs);
   // Small steps on the calling thread: a pool wake-up costs more.
   if (work < kLoraParallelWork || pool.size() == 1) {
-    shrink(0, int64_t(units_.size()));
-    expand(0, blocks);
+    for (const Unit& u : units_) run(u, rows);
     return;
   }
-  // Two dispatches for every adapter in the batch together: the shrinks
-  // (each A read once), then the expansions split by column blocks.
-  pool.parallel_for(int64_t(units_.size()), shrink);
-  pool.parallel_for(blocks, expand);
+  pool.parallel_for_dynamic(int64_t(units_.size()), [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) run(units_[size_t(u)], rows);
+  });
 }
 
 }  // namespace parley

@@ -83,11 +83,13 @@ struct LoraOutput {
 
 // The low-rank step after the projections of one input (Q, K and V; O; gate
 // and up; down; output) of a batch: y[t] += scale_t * B (A x[t]) for every row
-// t whose adapter targets the projection. Rows are grouped by adapter; every
-// adapter of the batch goes through the same two pool dispatches: the shrinks
-// (A x, the float matmul kernel over each adapter's rows, split by rank rows),
-// then the expansions (Bᵀ's rank rows added straight into the output rows,
-// split by column blocks).
+// t whose adapter targets the projection. Rows are grouped by adapter, and
+// the whole step is one pool dispatch of units that each take one adapter's
+// rows (or a share of them when the batch has fewer adapters than the threads
+// need units): the shrinks (A x, the float matmul kernel over the unit's
+// rows), then the expansions (Bᵀ's rank rows added straight into the output
+// rows, a column block at a time) of every projection the adapter targets.
+// No unit needs another's shrinks, so the step never waits half-way.
 class LoraStep {
  public:
   void apply(ThreadPool& pool, int32_t layer, std::span<const LoraOutput> outs, const float* x, int32_t n,
@@ -101,22 +103,22 @@ class LoraStep {
   struct Part {
     const LoraPair* pair;
     float* y;
-    Group group;
-    size_t coef;          // its coefficients' offset in coef_
-    int64_t first_block;  // its first column block among all the parts'
+    size_t coef;  // its coefficients' offset in coef_: [group row][rank]
   };
-  struct ShrinkUnit {
-    size_t part;
-    int32_t r0, r1;  // rank rows
+  struct Unit {
+    size_t part0, part1;    // its group's parts
+    int32_t first, i0, i1;  // the group's first picked row; the unit's rows i0..i1 of the group
   };
   void group_rows(const LoraUse* rows, int32_t n);
+  void run(const Unit& u, const LoraUse* rows);
 
   std::vector<Group> groups_;
   std::vector<Part> parts_;
-  std::vector<ShrinkUnit> units_;
+  std::vector<Unit> units_;
   std::vector<int32_t> picked_;
   std::vector<float> xg_;    // the picked rows' inputs, adapter by adapter
   std::vector<float> coef_;  // [part][row][rank]: the shrinks' products, scaled
+  size_t in_ = 0;            // the input's width
 };
 
 }  // namespace parley
