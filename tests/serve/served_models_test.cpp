@@ -9,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "engine/engine_limits.h"
 #include "fake_exchange.h"
 #include "serve/routes/routes.h"
 
@@ -99,6 +100,19 @@ class ServedModelsTest : public ::testing::Test {
   std::unique_ptr<ServedModels> models_;
   Router router_;
 };
+
+// What --models-memory counts: weights and KV pool, and a fallback model's
+// weights and KV pool with the model it serves.
+TEST(ResidentBytes, CountsTheFallbackModel) {
+  const auto model = Model::load(kModelPath);
+  LlmEngine engine(*model, small_engine());
+  auto ctx = context_for(*model, engine, "m");
+  const KvLayout kv = kv_layout(model->config(), engine.config());
+  const uint64_t alone = resident_bytes(*ctx);
+  EXPECT_EQ(alone, model->weight_bytes() + kv.block_bytes * uint64_t(kv.n_blocks));
+  FallbackModel fallback(kModelPath, *ctx, small_engine());
+  EXPECT_EQ(resident_bytes(*ctx), 2 * alone);  // the same file and KV budget again
+}
 
 TEST_F(ServedModelsTest, AnUnknownModelIs404) {
   auto ex = test::fake("POST", "/v1/completions", R"({"model": "nope", "prompt": "a"})");

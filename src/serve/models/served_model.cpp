@@ -7,9 +7,24 @@
 
 namespace parley::serve {
 
-uint64_t resident_bytes(const Model& model, const LlmEngine& engine) {
+namespace {
+
+uint64_t weights_and_kv(const Model& model, const LlmEngine& engine) {
   const KvLayout kv = kv_layout(model.config(), engine.config());
   return model.weight_bytes() + kv.block_bytes * uint64_t(kv.n_blocks);
+}
+
+}  // namespace
+
+uint64_t resident_bytes(const ApiContext& ctx) {
+  uint64_t n = weights_and_kv(ctx.model, ctx.engine);
+  const auto& draft = ctx.engine.config().spec.draft;
+  if (draft) n += draft->weight_bytes();
+  if (const LlmEngine* fallback = ctx.fallback_engine) {
+    n += weights_and_kv(fallback->model(), *fallback);
+    if (&fallback->model() == draft.get()) n -= draft->weight_bytes();  // one file, loaded once
+  }
+  return n;
 }
 
 void share_protection(const ApiContext& front, ApiContext& ctx) {
@@ -23,7 +38,7 @@ void share_protection(const ApiContext& front, ApiContext& ctx) {
 ServedModel::ServedModel(std::unique_ptr<Model> model, std::unique_ptr<LlmEngine> engine, std::unique_ptr<ApiContext> ctx,
                          std::unique_ptr<FallbackModel> fallback)
     : model_(std::move(model)), ctx_(std::move(ctx)), fallback_(std::move(fallback)), engine_(std::move(engine)),
-      bytes_(resident_bytes(*model_, *engine_)) {
+      bytes_(resident_bytes(*ctx_)) {
   add_openai_routes(router_, *ctx_);
   add_anthropic_routes(router_, *ctx_);
   add_responses_routes(router_, *ctx_);

@@ -14,8 +14,10 @@
 
 namespace parley::serve {
 
-// What a loaded model holds in memory: its weights and its engine's KV pool.
-uint64_t resident_bytes(const Model& model, const LlmEngine& engine);
+// What a loaded model holds in memory: its weights and its engine's KV pool,
+// its draft model's weights, and its fallback model's weights (unless the
+// draft is the same file) and KV pool.
+uint64_t resident_bytes(const ApiContext& ctx);
 
 // Gives `ctx` the protection of the server (`front`): limits, keys, the rate
 // limiter (one budget for every model) and the log level.
@@ -46,7 +48,7 @@ class ServedModel : public ResidentModel {
 // The default model of a multi-model server: the server's own context, never unloaded.
 class FrontModel : public ResidentModel {
  public:
-  explicit FrontModel(const ApiContext& ctx) : bytes_(resident_bytes(ctx.model, ctx.engine)) {}
+  explicit FrontModel(const ApiContext& ctx) : bytes_(resident_bytes(ctx)) {}
   uint64_t bytes() const override { return bytes_; }
 
  private:

@@ -56,7 +56,7 @@ std::string set_metrics(const ModelSet& set) {
   const std::vector<ModelStatus> models = set.models();
   family("parley_model_loaded", "gauge", "1 while the model is in memory");
   for (const ModelStatus& m : models) out << "parley_model_loaded{" << model_label(m.name) << "} " << int(m.loaded) << '\n';
-  family("parley_model_resident_bytes", "gauge", "Weight and KV pool bytes of the model (its estimate before a first load)");
+  family("parley_model_resident_bytes", "gauge", "Weight and KV pool bytes of the model, its draft and fallback models included (its estimate before a first load)");
   for (const ModelStatus& m : models) out << "parley_model_resident_bytes{" << model_label(m.name) << "} " << m.bytes << '\n';
   return out.str();
 }
