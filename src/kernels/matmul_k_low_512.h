@@ -155,7 +155,8 @@ struct IQ4XSOffsetDot512 {
   template <int N, int R>
   void dot_rows(const uint8_t* const* rows, int64_t t0, float* const* out) const {
     const int64_t nb = x.blocks, cols = x.cols;
-    const __m512i codebook = _mm512_xor_si512(_mm512_broadcast_i32x4(load128(kIq4Values)), _mm512_set1_epi8(char(0x80)));
+    const __m512i codebook =
+        _mm512_xor_si512(_mm512_broadcast_i32x4(load128(kIq4Values)), _mm512_set1_epi8(char(0x80)));
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     const __m512i lanes4[2] = {_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
                                _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7)};
@@ -192,8 +193,10 @@ struct IQ4XSOffsetDot512 {
           const __m512i hi = _mm512_shuffle_epi8(codebook, _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4));
           const __m512i s = _mm512_permutexvar_epi32(lanes4[c], _mm512_castsi256_si512(sc32[r]));
 #pragma GCC unroll 8
-          for (int n = 0; n < N; ++n)
-            isum[r][n] = _mm512_add_epi32(isum[r][n], _mm512_mullo_epi32(Policy::dot_acc(Policy::dot(lo, xlo[n]), hi, xhi[n]), s));
+          for (int n = 0; n < N; ++n) {
+            const __m512i dots = Policy::dot_acc(Policy::dot(lo, xlo[n]), hi, xhi[n]);  // lane L: sub-block 4c + L
+            isum[r][n] = _mm512_add_epi32(isum[r][n], _mm512_mullo_epi32(dots, s));
+          }
         }
       }
 #pragma GCC unroll 8

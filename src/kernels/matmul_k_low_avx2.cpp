@@ -55,7 +55,7 @@ struct Q23KDot {
 #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           __m256i u = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * k), low2);
-          if constexpr (Q3) {  // bit b = 4h + k of hmask[l], shifted to bit 2 (16-bit shifts: no bit crosses a byte here)
+          if constexpr (Q3) {  // bit b = 4h + k of hmask[l] shifted to bit 2 (no bit crosses into another byte)
             const int b = 4 * h + k;
             const __m256i high = b < 2 ? _mm256_slli_epi16(hm, 2 - b) : _mm256_srli_epi16(hm, b - 2);
             u = _mm256_or_si256(u, _mm256_and_si256(high, _mm256_set1_epi8(4)));
@@ -139,8 +139,9 @@ struct IQ4XSDot {
           const __m256i raw = load256(p[r] + 8 + 32 * c);
           const __m256i lo = _mm256_shuffle_epi8(codebook, _mm256_and_si256(raw, low4));
           const __m256i hi = _mm256_shuffle_epi8(codebook, _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4));
-          const __m256i s = _mm256_permutevar8x32_epi32(sc_pairs[r], _mm256_setr_epi32(2 * c, 2 * c, 2 * c, 2 * c, 2 * c + 1,
-                                                                                     2 * c + 1, 2 * c + 1, 2 * c + 1));
+          const int j = 2 * c;
+          const __m256i s =
+              _mm256_permutevar8x32_epi32(sc_pairs[r], _mm256_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1));
           const __m256i ulo = _mm256_abs_epi8(lo), uhi = _mm256_abs_epi8(hi);
 #pragma GCC unroll 8
           for (int n = 0; n < N; ++n)

@@ -124,8 +124,9 @@ inline __m256i iq4_xs_scales_epi32(const uint8_t* p) {
   std::memcpy(&h, p, 4);
   std::memcpy(&l, p + 2, 4);
   // Broadcast from memory and shifted per lane: no general-register transfers.
-  const __m256i low = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-                                       _mm256_set1_epi32(15));
+  const __m256i low = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(int(l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+      _mm256_set1_epi32(15));
   const __m256i high = _mm256_and_si256(
       _mm256_srlv_epi32(_mm256_set1_epi32(int(h)), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
   return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
