@@ -3,7 +3,10 @@
 // AVX-512BW file (maddubs + madd) and the VNNI file (vpdpbusd / vpdpwssd)
 // share them:
 //   Policy::dot(u, s)              int32 lanes of sum(u * s) over 4 bytes
+//   Policy::dot_acc(acc, u, s)     acc + dot(u, s)
 //   Policy::add_scaled(acc, u, x, s16)  acc + madd(maddubs(u, x), s16)
+//   Policy::madd16(acc, a, b)      acc + madd(a, b), int16 pairs
+//   Policy::kExactU8               dot is exact for any u (no int16 saturation)
 // u unsigned bytes, s / x signed, s16 int16 scales.
 // Internal linkage: each including file gets its own copy for its flags.
 #include <immintrin.h>
@@ -229,7 +232,9 @@ RowsKernel kernels_512(DType type) {
     case DType::Q2_K: return kernel512<Q23KDot512<Policy, false>>;
     case DType::Q3_K: return kernel512<Q23KDot512<Policy, true>>;
     case DType::IQ4_NL: return kernel512<Block32Dot512<Policy, IQ4NLFormat512>>;
-    case DType::IQ4_XS: return kernel512<IQ4XSDot512<Policy>>;
+    case DType::IQ4_XS:
+      if constexpr (Policy::kExactU8) return kernel512<IQ4XSOffsetDot512<Policy>>;
+      return kernel512<IQ4XSDot512<Policy>>;
   }
   return nullptr;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // AVX-512 kernels for Q2_K, Q3_K and IQ4_XS, templated on the int8 dot policy
 // (see matmul_512.h). One zmm holds 64 quants: four Q2_K / Q3_K sub-blocks or
-// two IQ4_XS ones, their int16 scales spread over the lanes by vpermw.
+// two IQ4_XS sub-blocks (or their halves), the scales spread over the lanes.
 // Internal linkage: compiled separately into the AVX-512 and VNNI files.
 #include <immintrin.h>
 
@@ -85,8 +85,10 @@ struct Q23KDot512 {
   }
 };
 
-// IQ4_XS: zmm c holds sub-blocks 2c and 2c + 1; codebook values by vpshufb,
-// their signs moved onto the activations.
+// IQ4_XS where maddubs does the dots (the AVX-512BW path, on which
+// IQ4XSOffsetDot512's unsigned codebook would saturate): zmm c holds
+// sub-blocks 2c and 2c + 1; codebook values by vpshufb, their signs moved
+// onto the activations.
 template <class Policy>
 struct IQ4XSDot512 {
   const WeightRows& w;
@@ -130,6 +132,92 @@ struct IQ4XSDot512 {
     }
 #pragma GCC unroll 8
     for (int n = 0; n < N; ++n) out[n] = _mm512_reduce_add_ps(acc[n]);
+  }
+};
+
+// IQ4_XS where u8 x s8 dots do not saturate (vpdpbusd): the codebook plus
+// 128 as unsigned bytes, the 128 taken off through the activations' 16-sums.
+// A 64-byte load covers sub-blocks 4c .. 4c+3: its low nibbles are their
+// first 16 elements, the high nibbles the last 16, so the activations (not
+// the weights) are shuffled to match and every 128-bit lane stays within one
+// sub-block.
+template <class Policy>
+struct IQ4XSOffsetDot512 {
+  const WeightRows& w;
+  const Acts& x;
+
+  // A token tile takes 2 rows a pass, which share the activations' loads and
+  // shuffles; decode takes 1: two rows read as two streams from DRAM ran
+  // slower on Zen 5 than the shuffles they save.
+  template <int N>
+  static constexpr int rows_per_pass = N == 1 ? 1 : 2;
+
+  template <int N, int R>
+  void dot_rows(const uint8_t* const* rows, int64_t t0, float* const* out) const {
+    const int64_t nb = x.blocks, cols = x.cols;
+    const __m512i codebook =
+        _mm512_xor_si512(_mm512_broadcast_i32x4(load128(kIq4Values)), _mm512_set1_epi8(char(0x80)));
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    const __m512i lanes4[2] = {_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                               _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7)};
+    __m512 acc[R][N];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) acc[r][n] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < nb; ++sb) {
+      const uint8_t* p[R];  // d, scales_h, scales_l[4], qs[128]
+      __m256i sc32[R];
+      __m512i isum[R][N];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        p[r] = rows[r] + sb * int64_t(sizeof(BlockIQ4_XS));
+        sc32[r] = iq4_xs_scales_epi32(p[r] + 2);
+#pragma GCC unroll 8
+        for (int n = 0; n < N; ++n) isum[r][n] = _mm512_setzero_si512();
+      }
+#pragma GCC unroll 2
+      for (int c = 0; c < 2; ++c) {
+        __m512i xlo[N], xhi[N];
+#pragma GCC unroll 8
+        for (int n = 0; n < N; ++n) {
+          const int8_t* xq = x.q + (t0 + n) * cols + sb * 256 + 128 * c;
+          const __m512i x0 = _mm512_loadu_si512(xq), x1 = _mm512_loadu_si512(xq + 64);
+          xlo[n] = _mm512_shuffle_i64x2(x0, x1, _MM_SHUFFLE(2, 0, 2, 0));
+          xhi[n] = _mm512_shuffle_i64x2(x0, x1, _MM_SHUFFLE(3, 1, 3, 1));
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m512i raw = _mm512_loadu_si512(p[r] + 8 + 64 * c);
+          const __m512i lo = _mm512_shuffle_epi8(codebook, _mm512_and_si512(raw, low4));
+          const __m512i hi = _mm512_shuffle_epi8(codebook, _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4));
+          const __m512i s = _mm512_permutexvar_epi32(lanes4[c], _mm512_castsi256_si512(sc32[r]));
+#pragma GCC unroll 8
+          for (int n = 0; n < N; ++n) {
+            const __m512i dots = Policy::dot_acc(Policy::dot(lo, xlo[n]), hi, xhi[n]);  // lane L: sub-block 4c + L
+            isum[r][n] = _mm512_add_epi32(isum[r][n], _mm512_mullo_epi32(dots, s));
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        // -128 * sc[j] in both int16 halves of lane j, against sub-block j's two 16-sums.
+        const __m256i neg = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sc32[r], 7));
+        const __m512i offset = _mm512_zextsi256_si512(
+            _mm256_or_si256(_mm256_and_si256(neg, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(neg, 16)));
+        const float d = half_to_float(p[r]);
+#pragma GCC unroll 8
+        for (int n = 0; n < N; ++n) {
+          const int64_t i = (t0 + n) * nb + sb;
+          const __m512i total = Policy::madd16(isum[r][n], _mm512_zextsi256_si512(load256(x.bsums + i * 16)), offset);
+          acc[r][n] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_set1_ps(d * x.d[i]), acc[r][n]);
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) out[r][n] = _mm512_reduce_add_ps(acc[r][n]);
   }
 };
 

@@ -55,10 +55,10 @@ struct Q23KDot {
 #pragma GCC unroll 4
         for (int k = 0; k < 4; ++k) {
           __m256i u = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * k), low2);
-          if constexpr (Q3) {  // bit 4h + k of hmask[l] is bit 2
-            const __m256i bit = _mm256_set1_epi8(char(1 << (4 * h + k)));
-            u = _mm256_or_si256(u, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit),
-                                                    _mm256_set1_epi8(4)));
+          if constexpr (Q3) {  // bit b = 4h + k of hmask[l] shifted to bit 2 (no bit crosses into another byte)
+            const int b = 4 * h + k;
+            const __m256i high = b < 2 ? _mm256_slli_epi16(hm, 2 - b) : _mm256_srli_epi16(hm, b - 2);
+            u = _mm256_or_si256(u, _mm256_and_si256(high, _mm256_set1_epi8(4)));
           }
           const int16_t lo = int16_t((4 * k + 1) << 8 | 4 * k), hi = int16_t((4 * k + 3) << 8 | (4 * k + 2));
           const __m256i s = _mm256_shuffle_epi8(sc_h, _mm256_set_m128i(_mm_set1_epi16(hi), _mm_set1_epi16(lo)));
@@ -88,46 +88,81 @@ struct Q23KDot {
   }
 };
 
-// IQ4_XS: one vector per 32-element sub-block, codebook values by pshufb.
+// IQ4_XS: a 32-byte load covers sub-blocks 2c (128-bit lane 0) and 2c + 1
+// (lane 1); its low nibbles are their first 16 elements, the high nibbles the
+// last 16, so the activations are shuffled to match (once for all the rows
+// of a pass). Codebook values by pshufb, their signs moved onto the activations.
 struct IQ4XSDot {
   const WeightRows& w;
   const Acts& x;
 
+  // A token tile takes 2 rows a pass, which share the activations' loads and
+  // shuffles (they cost more than the accumulators' spills); decode takes 1:
+  // two rows read as two streams from DRAM ran slower on Zen 5.
   template <int N>
-  void run(const uint8_t* row, int64_t t0, float* out) const {
+  static constexpr int rows_per_pass = N == 1 ? 1 : 2;
+
+  template <int N, int R>
+  void dot_rows(const uint8_t* const* rows, int64_t t0, float* const* out) const {
     const int64_t nb = x.blocks, cols = x.cols;
     const __m256i codebook = _mm256_broadcastsi128_si256(load128(kIq4Values));
-    __m256 acc[N];
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc[R][N];
 #pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) acc[n] = _mm256_setzero_ps();
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) acc[r][n] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
-      const uint8_t* p = row + sb * int64_t(sizeof(BlockIQ4_XS));  // d, scales_h, scales_l[4], qs[128]
-      // int32 lane j: scale j in both int16 halves, for madd.
-      const __m256i sc = iq4_xs_scales_epi32(p + 2);
-      const __m256i sc_pairs = _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
-      __m256i isum[N];
+      const uint8_t* p[R];  // d, scales_h, scales_l[4], qs[128]
+      __m256i sc_pairs[R];  // int32 lane j: scale j in both int16 halves, for madd
+      __m256i isum[R][N];
 #pragma GCC unroll 8
-      for (int n = 0; n < N; ++n) isum[n] = _mm256_setzero_si256();
+      for (int r = 0; r < R; ++r) {
+        p[r] = rows[r] + sb * int64_t(sizeof(BlockIQ4_XS));
+        const __m256i sc = iq4_xs_scales_epi32(p[r] + 2);
+        sc_pairs[r] = _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(sc, 16));
 #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        const __m256i q = _mm256_shuffle_epi8(codebook, unpack_nibbles(p + 8 + 16 * j));
-        const __m256i u = _mm256_abs_epi8(q);
-        const __m256i s = _mm256_permutevar8x32_epi32(sc_pairs, _mm256_set1_epi32(j));
+        for (int n = 0; n < N; ++n) isum[r][n] = _mm256_setzero_si256();
+      }
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        __m256i xlo[N], xhi[N];
 #pragma GCC unroll 8
         for (int n = 0; n < N; ++n) {
-          const __m256i xq = load256(x.q + (t0 + n) * cols + sb * 256 + 32 * j);
-          isum[n] = add_scaled16(isum[n], u, _mm256_sign_epi8(xq, q), s);
+          const int8_t* xq = x.q + (t0 + n) * cols + sb * 256 + 64 * c;
+          const __m256i x0 = load256(xq), x1 = load256(xq + 32);
+          xlo[n] = _mm256_permute2x128_si256(x0, x1, 0x20);
+          xhi[n] = _mm256_permute2x128_si256(x0, x1, 0x31);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m256i raw = load256(p[r] + 8 + 32 * c);
+          const __m256i lo = _mm256_shuffle_epi8(codebook, _mm256_and_si256(raw, low4));
+          const __m256i hi = _mm256_shuffle_epi8(codebook, _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4));
+          const int j = 2 * c;
+          const __m256i s =
+              _mm256_permutevar8x32_epi32(sc_pairs[r], _mm256_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1));
+          const __m256i ulo = _mm256_abs_epi8(lo), uhi = _mm256_abs_epi8(hi);
+#pragma GCC unroll 8
+          for (int n = 0; n < N; ++n)
+            isum[r][n] = add_scaled16(add_scaled16(isum[r][n], ulo, _mm256_sign_epi8(xlo[n], lo), s), uhi,
+                                      _mm256_sign_epi8(xhi[n], hi), s);
         }
       }
-      const float d = half_to_float(p);
 #pragma GCC unroll 8
-      for (int n = 0; n < N; ++n) {
-        const __m256 scale = _mm256_set1_ps(d * x.d[(t0 + n) * nb + sb]);
-        acc[n] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[n]), scale, acc[n]);
+      for (int r = 0; r < R; ++r) {
+        const float d = half_to_float(p[r]);
+#pragma GCC unroll 8
+        for (int n = 0; n < N; ++n) {
+          const __m256 scale = _mm256_set1_ps(d * x.d[(t0 + n) * nb + sb]);
+          acc[r][n] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][n]), scale, acc[r][n]);
+        }
       }
     }
 #pragma GCC unroll 8
-    for (int n = 0; n < N; ++n) out[n] = hsum(acc[n]);
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int n = 0; n < N; ++n) out[r][n] = hsum(acc[r][n]);
   }
 };
 

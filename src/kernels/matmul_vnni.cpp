@@ -10,7 +10,10 @@ namespace parley {
 namespace {
 
 struct VnniPolicy {
+  static constexpr bool kExactU8 = true;
   static __m512i dot(__m512i u, __m512i s) { return _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, s); }
+  static __m512i dot_acc(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
+  static __m512i madd16(__m512i acc, __m512i a, __m512i b) { return _mm512_dpwssd_epi32(acc, a, b); }
   static __m512i add_scaled(__m512i acc, __m512i u, __m512i x, __m512i s16) {
     return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(u, x), s16);
   }

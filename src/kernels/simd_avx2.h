@@ -120,16 +120,15 @@ inline __m128i q3_k_scales_epi8(const uint8_t* packed) {
 // IQ4_XS's eight scales (scales_h, scales_l[4] at p), minus their bias 32,
 // as int32 lanes.
 inline __m256i iq4_xs_scales_epi32(const uint8_t* p) {
-  uint16_t h;
-  uint32_t l;
-  std::memcpy(&h, p, 2);
+  uint32_t h, l;  // h's top half (scales_l[0..1]) falls outside the masks
+  std::memcpy(&h, p, 4);
   std::memcpy(&l, p + 2, 4);
-  const __m128i lv = _mm_cvtsi32_si128(int(l));
-  const __m128i nib = _mm_set1_epi8(0x0f);  // scale j: nibble j % 2 of byte j / 2
-  const __m256i low = _mm256_cvtepu8_epi32(
-      _mm_unpacklo_epi8(_mm_and_si128(lv, nib), _mm_and_si128(_mm_srli_epi16(lv, 4), nib)));
+  // Broadcast from memory and shifted per lane: no general-register transfers.
+  const __m256i low = _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(int(l)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+      _mm256_set1_epi32(15));
   const __m256i high = _mm256_and_si256(
-      _mm256_srlv_epi32(_mm256_set1_epi32(h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
+      _mm256_srlv_epi32(_mm256_set1_epi32(int(h)), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)), _mm256_set1_epi32(3));
   return _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)), _mm256_set1_epi32(32));
 }
 

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/blocks.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
@@ -169,6 +171,37 @@ INSTANTIATE_TEST_SUITE_P(Types, MatmulTest,
                                            DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
                                            DType::IQ4_NL, DType::IQ4_XS),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// IQ4_XS at the edges of what the kernels' integer sums hold: every weight
+// at a codebook end (-127 or 113, nibbles 0 and 15), every scale at an end
+// (ls 0 or 63), every activation at +-amax (quantized to +-127). The VNNI
+// kernel adds 128 to the codebook (u8 up to 241); maddubs there would
+// saturate.
+class MatmulExtremes : public MatmulTest {};
+
+TEST_F(MatmulExtremes, IQ4XSCodebookEnds) {
+  const int64_t rows = 9, cols = 768, n_tokens = 5;
+  Problem p{DType::IQ4_XS, rows, cols, n_tokens, {}, {}, {}};
+  const uint64_t rb = row_bytes(p.type, uint64_t(cols));
+  p.w.resize(rb * uint64_t(rows));
+  std::mt19937 rng(5);
+  for (size_t i = 0; i < p.w.size(); i += sizeof(BlockIQ4_XS)) {
+    BlockIQ4_XS b;
+    b.d = 0x2000;  // 2^-7
+    b.scales_h = uint16_t(rng());  // top two bits of each ls: 0 or 3
+    b.scales_h = uint16_t((b.scales_h & 0x5555) * 3);
+    for (auto& l : b.scales_l) l = (rng() & 1 ? 0x0f : 0) | (rng() & 1 ? 0xf0 : 0);
+    for (auto& q : b.qs) q = (rng() & 1 ? 0x0f : 0) | (rng() & 1 ? 0xf0 : 0);
+    std::memcpy(p.w.data() + i, &b, sizeof(b));
+  }
+  p.wf.resize(size_t(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    dequantize_row(p.type, p.w.data() + uint64_t(r) * rb, p.wf.data() + r * cols, cols);
+  p.x.resize(size_t(n_tokens * cols));
+  for (auto& v : p.x) v = rng() & 1 ? 1.0f : -1.0f;
+  ThreadPool pool(1);
+  check(p, pool);
+}
 
 // The tests above check every path this CPU has; name the ones they skip.
 TEST(Matmul, PathsThisCpuLacks) {
