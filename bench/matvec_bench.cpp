@@ -2,7 +2,7 @@
 // machine's memory read bandwidth: COUNT random matrices (together far larger
 // than the last-level cache, so the weights stream from DRAM as in decode)
 // each times one token, in turn, 30 passes, wall clock:
-//   bench_matvec ROWS COLS COUNT THREADS [q8_0|q4_0]
+//   bench_matvec ROWS COLS COUNT THREADS [TYPE]   (TYPE: q8_0 (default), q4_0, iq4_xs, ...)
 // Prints the bandwidth `parley bench` measures, then the products' GB/s
 // (best and mean pass), three times: a shared host's bandwidth moves, so the
 // two are read side by side.
@@ -10,23 +10,30 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "random_matrix.h"
 #include "kernels/cpu.h"
+#include "kernels/dtype.h"
 #include "kernels/matmul.h"
 #include "kernels/membw.h"
 
 int main(int argc, char** argv) {
   using namespace parley;
   if (argc < 5) {
-    std::fprintf(stderr, "usage: bench_matvec ROWS COLS COUNT THREADS [q8_0|q4_0]\n");
+    std::fprintf(stderr, "usage: bench_matvec ROWS COLS COUNT THREADS [TYPE]\n");
     return 2;
   }
   const int64_t rows = std::atoll(argv[1]), cols = std::atoll(argv[2]);
   const int count = std::atoi(argv[3]), threads = std::atoi(argv[4]);
-  const DType type = argc > 5 && std::string(argv[5]) == "q4_0" ? DType::Q4_0 : DType::Q8_0;
+  const std::optional<DType> parsed = argc > 5 ? dtype_from_name(argv[5]) : DType::Q8_0;
+  if (!parsed) {
+    std::fprintf(stderr, "unknown type %s\n", argv[5]);
+    return 2;
+  }
+  const DType type = *parsed;
   std::mt19937 rng(1);
   std::vector<RandomMatrix> ms;
   for (int i = 0; i < count; ++i) ms.push_back(random_matrix(type, rows, cols, rng));

@@ -1,5 +1,5 @@
 #pragma once
-// A seeded random Q8_0 or Q4_0 matrix, packed for the int8 GEMM where this
+// A seeded random quantized matrix, packed for the int8 GEMM where this
 // CPU's path packs, for the kernel benchmarks.
 #include <cstdint>
 #include <random>

@@ -77,22 +77,25 @@ ActFormat act_format(DType weights) {
 }
 
 Acts prepare_acts(DType weights, const float* x, int64_t cols, int64_t n_tokens, ThreadPool& pool) {
+  return prepare_acts(act_format(weights), x, cols, n_tokens, pool);
+}
+
+Acts prepare_acts(ActFormat format, const float* x, int64_t cols, int64_t n_tokens, ThreadPool& pool) {
   Acts a;
   a.cols = cols;
-  const ActFormat format = act_format(weights);
   if (format == ActFormat::Float) {
     a.f = x;
     return a;
   }
   thread_local Scratch scratch;
-  const int block = format == ActFormat::Q8x32 ? 32 : 256;
+  const bool q32 = format != ActFormat::Q8x256;
+  const int block = q32 ? 32 : 256;
   a.blocks = cols / block;
   int8_t* q = grown(scratch.q, n_tokens * cols);
   float* d = grown(scratch.d, n_tokens * a.blocks);
-  const bool q32 = format == ActFormat::Q8x32;
   float* s = q32 ? grown(scratch.s, n_tokens * a.blocks) : nullptr;
   int32_t* sums = q32 ? grown(scratch.sums, n_tokens * a.blocks) : nullptr;
-  int16_t* bsums = q32 ? nullptr : grown(scratch.bsums, n_tokens * cols / 16);
+  int16_t* bsums = format == ActFormat::Q8x32 ? nullptr : grown(scratch.bsums, n_tokens * cols / 16);
   const auto quantize = active_isa() == Isa::Scalar ? quantize_acts : quantize_acts_avx2;
   const auto quantize_tokens = [&](int64_t t0, int64_t t1) {
     const int64_t b = t0 * a.blocks;

@@ -1,4 +1,4 @@
-// Packing Q8_0 and Q4_0 matrices for the integer GEMM, the scalar reference
+// Packing Q8_0, Q4_0, IQ4_XS and Q3_K matrices for the integer GEMM, the scalar reference
 // kernel and the dispatch (see packed_gemm.h).
 #include "kernels/packed_gemm.h"
 
@@ -9,6 +9,7 @@
 #include "kernels/acts.h"
 #include "kernels/blocks.h"
 #include "kernels/cpu.h"
+#include "kernels/decode.h"
 #include "kernels/packed_gemm_kernels.h"
 #include "kernels/stacked_ranges.h"
 #include "util/error.h"
@@ -19,9 +20,28 @@ namespace {
 
 int64_t groups_of(const MatrixView& w) { return (w.rows + kPackRows - 1) / kPackRows; }
 
+PackedFormat packed_format(DType type) {
+  switch (type) {
+    case DType::Q8_0:
+      return PackedFormat::kQ8;
+    case DType::Q4_0:
+      return PackedFormat::kQ4;
+    case DType::IQ4_XS:
+      return PackedFormat::kIQ4;
+    default:
+      return PackedFormat::kQ3;
+  }
+}
+
+bool packs(DType type) {
+  return type == DType::Q8_0 || type == DType::Q4_0 || type == DType::IQ4_XS || type == DType::Q3_K;
+}
+
+// The types whose per-block (sub-block) int8 scales the AMX tile kernels do not read.
+bool vnni_only(DType type) { return type == DType::IQ4_XS || type == DType::Q3_K; }
+
 PackedMatrix packed_view(const MatrixView& w, const void* data) {
-  return {static_cast<const uint8_t*>(data), w.rows, w.cols / kQK,
-          w.type == DType::Q8_0 ? PackedFormat::kQ8 : PackedFormat::kQ4};
+  return {static_cast<const uint8_t*>(data), w.rows, w.cols / kQK, packed_format(w.type)};
 }
 
 // Row r's block at `quants` (see packed_gemm.h): Q8_0 as q + 128, Q4_0 the
@@ -29,15 +49,64 @@ PackedMatrix packed_view(const MatrixView& w, const void* data) {
 void pack_q8_block(const BlockQ8_0* blk, uint8_t* quants) {
   for (int k = 0; k < kQK; ++k) quants[(k / 4) * 64 + k % 4] = blk ? uint8_t(blk->qs[k] + 128) : 128;
 }
-void pack_q4_block(const BlockQ4_0* blk, uint8_t* quants) {
-  for (int k = 0; k < kQK / 2; ++k) quants[(k / 4) * 64 + k % 4] = blk ? blk->qs[k] : 0x88;
+void pack_nibbles(const uint8_t* qs, uint8_t* quants) {
+  for (int k = 0; k < kQK / 2; ++k) quants[(k / 4) * 64 + k % 4] = qs ? qs[k] : 0x88;
+}
+
+// Row r of an IQ4_XS super-block (8 blocks from block b): its d, its block
+// scales and its nibbles; rows past the matrix get zero scales.
+void pack_iq4_row(const BlockIQ4_XS* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
+  const uint16_t d = blk ? blk->d : 0;
+  std::memcpy(group + layout.super_offset(b) + r * 2, &d, 2);
+  for (int j = 0; j < 8; ++j) {
+    group[layout.scale_offset(b + j) + r] = blk ? uint8_t(int8_t(iq4_xs_scale(*blk, j))) : 0;
+    pack_nibbles(blk ? blk->qs + 16 * j : nullptr, group + layout.quant_offset(b + j) + r * 4);
+  }
+}
+
+// Row r of a Q3_K super-block, as IQ4_XS's, its quants stored q + 4 (0..7):
+// lines 0 and 1 hold elements 0-15 and 16-31 of a block, element 4k + i of
+// a line in bits 2k, 2k+1 of the row's byte i; line 2 their third bits,
+// element 4k + i in bit k of byte i.
+void pack_q3_row(const uint8_t* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
+  BlockK k{};
+  if (blk) decode_q3_k(blk, k);
+  const uint16_t d = blk ? reinterpret_cast<const BlockQ3_K*>(blk)->d : 0;
+  std::memcpy(group + layout.super_offset(b) + r * 2, &d, 2);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t* scales = group + layout.scale_offset(b + j) + r;
+    scales[0] = uint8_t(k.sc[2 * j]);
+    scales[16] = uint8_t(k.sc[2 * j + 1]);
+    uint8_t* quants = group + layout.quant_offset(b + j) + r * 4;
+    std::memset(quants, 0, 4);
+    std::memset(quants + 64, 0, 4);
+    std::memset(quants + 128, 0, 4);
+    for (int e = 0; e < kQK; ++e) {
+      const int u = blk ? k.q[32 * j + e] + 4 : 0;
+      quants[(e / 16) * 64 + e % 4] = uint8_t(quants[(e / 16) * 64 + e % 4] | (u & 3) << (2 * (e % 16 / 4)));
+      quants[128 + e % 4] = uint8_t(quants[128 + e % 4] | (u >> 2) << (e / 4));
+    }
+  }
 }
 
 void pack_group(const MatrixView& w, const PackedMatrix& layout, uint8_t* out, int64_t g) {
+  uint8_t* group = out + g * layout.group_stride();
   for (int64_t r = 0; r < kPackRows; ++r) {
     const int64_t row = g * kPackRows + r;
+    if (layout.format == PackedFormat::kIQ4) {
+      const auto* blocks = static_cast<const BlockIQ4_XS*>(w.data) + row * (layout.blocks / 8);
+      for (int64_t b = 0; b < layout.blocks; b += 8)
+        pack_iq4_row(row < w.rows ? blocks + b / 8 : nullptr, layout, group, b, r);
+      continue;
+    }
+    if (layout.format == PackedFormat::kQ3) {
+      const uint8_t* blocks = static_cast<const uint8_t*>(w.data) + row * (layout.blocks / 8) * sizeof(BlockQ3_K);
+      for (int64_t b = 0; b < layout.blocks; b += 8)
+        pack_q3_row(row < w.rows ? blocks + b / 8 * sizeof(BlockQ3_K) : nullptr, layout, group, b, r);
+      continue;
+    }
     for (int64_t b = 0; b < layout.blocks; ++b) {
-      uint8_t* quants = out + layout.quant_offset(g, b) + r * 4;
+      uint8_t* quants = group + layout.quant_offset(b) + r * 4;
       const int64_t i = row * layout.blocks + b;
       uint16_t d = 0;
       if (layout.format == PackedFormat::kQ8) {
@@ -46,10 +115,10 @@ void pack_group(const MatrixView& w, const PackedMatrix& layout, uint8_t* out, i
         if (blk) d = blk->d;
       } else {
         const BlockQ4_0* blk = row < w.rows ? static_cast<const BlockQ4_0*>(w.data) + i : nullptr;
-        pack_q4_block(blk, quants);
+        pack_nibbles(blk ? blk->qs : nullptr, quants);
         if (blk) d = blk->d;
       }
-      std::memcpy(out + layout.scale_offset(g, b) + r * 2, &d, 2);
+      std::memcpy(group + layout.scale_offset(b) + r * 2, &d, 2);
     }
   }
 }
@@ -57,8 +126,25 @@ void pack_group(const MatrixView& w, const PackedMatrix& layout, uint8_t* out, i
 // Element k (unsigned, q + offset) of row r in a packed block.
 int32_t packed_value(const PackedMatrix& w, const uint8_t* quants, int64_t r, int k) {
   if (w.format == PackedFormat::kQ8) return quants[(k / 4) * 64 + r * 4 + k % 4];
+  if (w.format == PackedFormat::kQ3) {
+    const int low = quants[(k / 16) * 64 + r * 4 + k % 4] >> (2 * (k % 16 / 4)) & 3;
+    return low | (quants[128 + r * 4 + k % 4] >> (k / 4) & 1) << 2;
+  }
   const uint8_t byte = quants[((k % 16) / 4) * 64 + r * 4 + k % 4];
-  return k < 16 ? byte & 15 : byte >> 4;
+  const int nibble = k < 16 ? byte & 15 : byte >> 4;
+  return w.format == PackedFormat::kQ4 ? nibble : kIq4Values[nibble] + 128;
+}
+
+// Row r's scale of half h (elements 16h ..) of block b in group g.
+float packed_scale(const PackedMatrix& w, int64_t g, int64_t b, int64_t r, int h) {
+  uint16_t d;
+  if (!w.in_super_blocks()) {
+    std::memcpy(&d, w.scales(g, b) + r * 2, 2);
+    return fp16_to_fp32(d);
+  }
+  std::memcpy(&d, w.super_scales(g, b) + r * 2, 2);
+  const int sub = w.format == PackedFormat::kQ3 ? 16 * h : 0;
+  return fp16_to_fp32(d) * float(int8_t(w.scales(g, b)[sub + r]));
 }
 
 constexpr int64_t kMinParallelWork = 1 << 16;
@@ -72,7 +158,8 @@ int64_t tokens_from_env(const char* name, int64_t fallback) {
 // From this many tokens on, AMX int8 tiles beat vpdpbusd (docs/performance.md):
 // 8 for Q8_0; Q4_0's nibbles must first be widened to bytes, which only long
 // prefills repay. Below, a step is bound by reading its weights either way.
-// PARLEY_AMX_MIN_TOKENS sets one threshold for both, for measuring.
+// PARLEY_AMX_MIN_TOKENS sets one threshold for both, for measuring. IQ4_XS
+// and Q3_K have no tile kernel: VNNI takes every length.
 int64_t amx_min_tokens(DType type) {
   static const int64_t forced = tokens_from_env("PARLEY_AMX_MIN_TOKENS", 0);
   if (forced) return forced;
@@ -81,22 +168,21 @@ int64_t amx_min_tokens(DType type) {
 
 PackedKernel kernel_for(DType type, int64_t n_tokens) {
   const Isa isa = active_isa();
-  if (isa >= Isa::Amx && n_tokens >= amx_min_tokens(type)) return packed_kernel_amx;
+  if (isa >= Isa::Amx && !vnni_only(type) && n_tokens >= amx_min_tokens(type)) return packed_kernel_amx;
   if (isa >= Isa::Vnni) return packed_kernel_vnni;
   return isa >= Isa::Avx2 ? packed_kernel_avx2 : packed_kernel_scalar;
 }
 
 }  // namespace
 
-bool packed_bf16_tiles(int64_t n_tokens) {
+bool packed_bf16_tiles(DType type, int64_t n_tokens) {
   // Measured crossover against the int8 tiles: docs/performance.md.
   static const int64_t min_tokens = tokens_from_env("PARLEY_AMX_BF16_MIN_TOKENS", 48);
-  return active_isa() >= Isa::Amx && n_tokens >= min_tokens;
+  return !vnni_only(type) && active_isa() >= Isa::Amx && n_tokens >= min_tokens;
 }
 
 bool packing_helps(const MatrixView& w) {
-  return (w.type == DType::Q8_0 || w.type == DType::Q4_0) && w.cols % kQK == 0 && w.rows > 0 &&
-         active_isa() >= Isa::Avx2;
+  return packs(w.type) && w.cols % kQK == 0 && w.rows > 0 && active_isa() >= Isa::Avx2;
 }
 
 uint64_t packed_bytes(const MatrixView& w) {
@@ -104,8 +190,8 @@ uint64_t packed_bytes(const MatrixView& w) {
 }
 
 void pack_matrix(const MatrixView& w, uint8_t* out) {
-  if ((w.type != DType::Q8_0 && w.type != DType::Q4_0) || w.cols % kQK != 0)
-    throw Error("pack_matrix: not a Q8_0 or Q4_0 matrix of whole blocks");
+  if (!packs(w.type) || w.cols % kQK != 0)
+    throw Error("pack_matrix: not a Q8_0, Q4_0, IQ4_XS or Q3_K matrix of whole blocks");
   const PackedMatrix layout = packed_view(w, out);
   for (int64_t g = 0; g < groups_of(w); ++g) pack_group(w, layout, out, g);
 }
@@ -118,11 +204,10 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
         float sum = 0.0f;
         for (int64_t b = 0; b < w.blocks; ++b) {
           const int8_t* xq = x.q + (t * w.blocks + b) * kQK;
-          int32_t isum = -w.offset() * x.sum[t * w.blocks + b];
-          for (int k = 0; k < kQK; ++k) isum += packed_value(w, w.quants(g, b), r, k) * xq[k];
-          uint16_t d;
-          std::memcpy(&d, w.scales(g, b) + r * 2, 2);
-          sum += fp16_to_fp32(d) * x.d[t * w.blocks + b] * float(isum);
+          int32_t isum[2] = {0, 0};  // of each half (Q3_K's sub-blocks)
+          for (int k = 0; k < kQK; ++k) isum[k / 16] += (packed_value(w, w.quants(g, b), r, k) - w.offset()) * xq[k];
+          sum += x.d[t * w.blocks + b] *
+                 (packed_scale(w, g, b, r, 0) * float(isum[0]) + packed_scale(w, g, b, r, 1) * float(isum[1]));
         }
         y[t * w.rows + g * kPackRows + r] = sum;
       }
@@ -146,14 +231,16 @@ void packed_matmul(std::span<const MatmulOutput> outs, const float* x, int64_t n
     if (pool.size() == 1 || rows * w0.cols * n_tokens < kMinParallelWork) return run(0, groups.total());
     pool.parallel_for_dynamic(groups.total(), run, groups.grain());
   };
-  if (packed_bf16_tiles(n_tokens)) {
+  if (packed_bf16_tiles(w0.type, n_tokens)) {
     const Bf16Rows xb = bf16_rows_amx(x, w0.cols, n_tokens, pool);
     return each_range([&](const PackedMatrix& w, int64_t g0, int64_t g1, float* y) {
       packed_kernel_amx_bf16(w, xb, n_tokens, g0, g1, y);
     });
   }
-  const Acts acts = prepare_acts(DType::Q8_0, x, w0.cols, n_tokens, pool);  // 8-bit blocks of 32 for both
-  const PackedActs pa{acts.q, acts.d, acts.sums, acts.s};
+  // 8-bit blocks of 32 for every type; Q3_K's sub-blocks take 16-sums too.
+  const Acts acts =
+      prepare_acts(w0.type == DType::Q3_K ? ActFormat::Q8x32Sums16 : ActFormat::Q8x32, x, w0.cols, n_tokens, pool);
+  const PackedActs pa{acts.q, acts.d, acts.sums, acts.s, acts.bsums};
   const PackedKernel kernel = kernel_for(w0.type, n_tokens);
   each_range([&](const PackedMatrix& w, int64_t g0, int64_t g1, float* y) { kernel(w, pa, n_tokens, g0, g1, y); });
 }

@@ -1,4 +1,4 @@
-// The packed Q8_0 / Q4_0 GEMM on AVX2 (no int8 dot-product instruction): the
+// The packed Q8_0 / Q4_0 / IQ4_XS / Q3_K GEMM on AVX2 (no int8 dot-product instruction): the
 // same layout as the VNNI kernel, read as two 32-byte halves per 64-byte line,
 // each 8 rows x 4 quants. A tile of HALVES 8-row halves x NT tokens is
 // accumulated in registers over the whole row, so each weight vector loaded
@@ -12,11 +12,15 @@
 //   split as |q| (unsigned, at most 128) and its sign, moved onto the
 //   activations (vpsignb): 2 * 128 * 127 fits once, so every product is
 //   widened to int32 at once, and no offset needs cancelling.
+// - IQ4_XS's codebook values are looked up signed and taken as Q8_0's.
+// - Q3_K's values are 0..7 (offset 4), summed per 16-element sub-block in
+//   int16, and the sub-blocks' sums scaled by their int8 scales in int32.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/blocks.h"
 #include "kernels/packed_gemm_kernels.h"
 
 namespace parley {
@@ -50,7 +54,24 @@ inline const uint8_t* half_quants(const PackedMatrix& w, int64_t g, int64_t b, i
   return w.quants(g, b) + line * 64 + h * 32;
 }
 
-struct Q8Block {
+inline __m256i load_line(const uint8_t* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// The fp16 scales of half h (8 rows) at p.
+inline __m256 fp16_scales(const uint8_t* p, int h) {
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p + h * 16)));
+}
+
+// Adds the products of the signed quants q with the broadcast activations xb
+// (|q| <= 128) to isum, widened to int32.
+inline __m256i add_signed_products(__m256i isum, __m256i q, __m256i mag, __m256i xb) {
+  return _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(mag, _mm256_sign_epi8(xb, q)), ones16()));
+}
+
+struct BlockScales {  // Q8_0 and Q4_0: one fp16 scale per row and block
+  static __m256 scale(const PackedMatrix& w, int64_t g, int64_t b, int h) { return fp16_scales(w.scales(g, b), h); }
+};
+
+struct Q8Block : BlockScales {
   template <int HALVES, int NT>
   static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
                    Sums<HALVES, NT>& isum) {
@@ -61,24 +82,20 @@ struct Q8Block {
       __m256i q[HALVES], mag[HALVES];
 #pragma GCC unroll 8
       for (int h = 0; h < HALVES; ++h) {
-        q[h] = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(half_quants(w, g, b, h, j))),
-                                _mm256_set1_epi8(char(0x80)));
+        q[h] = _mm256_xor_si256(load_line(half_quants(w, g, b, h, j)), _mm256_set1_epi8(char(0x80)));
         mag[h] = _mm256_abs_epi8(q[h]);
       }
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
         const __m256i xb = broadcast4(xq + t * nb * 32 + j * 4);
 #pragma GCC unroll 8
-        for (int h = 0; h < HALVES; ++h) {
-          const __m256i p = _mm256_maddubs_epi16(mag[h], _mm256_sign_epi8(xb, q[h]));
-          isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_madd_epi16(p, ones16()));
-        }
+        for (int h = 0; h < HALVES; ++h) isum[h][t] = add_signed_products(isum[h][t], q[h], mag[h], xb);
       }
     }
   }
 };
 
-struct Q4Block {  // line j holds elements 4j.. in its low nibbles and 16+4j.. in its high ones
+struct Q4Block : BlockScales {  // line j holds elements 4j.. in its low nibbles and 16+4j.. in its high ones
   template <int HALVES, int NT>
   static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
                    Sums<HALVES, NT>& isum) {
@@ -91,7 +108,7 @@ struct Q4Block {  // line j holds elements 4j.. in its low nibbles and 16+4j.. i
       __m256i lo[HALVES], hi[HALVES];
 #pragma GCC unroll 8
       for (int h = 0; h < HALVES; ++h) {
-        const __m256i bytes = _mm256_load_si256(reinterpret_cast<const __m256i*>(half_quants(w, g, b, h, j)));
+        const __m256i bytes = load_line(half_quants(w, g, b, h, j));
         lo[h] = _mm256_and_si256(bytes, low);
         hi[h] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low);
       }
@@ -101,8 +118,8 @@ struct Q4Block {  // line j holds elements 4j.. in its low nibbles and 16+4j.. i
         const __m256i xhi = broadcast4(xq + t * nb * 32 + 16 + j * 4);
 #pragma GCC unroll 8
         for (int h = 0; h < HALVES; ++h)
-          acc16[h][t] = _mm256_add_epi16(acc16[h][t], _mm256_add_epi16(_mm256_maddubs_epi16(lo[h], xlo),
-                                                                       _mm256_maddubs_epi16(hi[h], xhi)));
+          acc16[h][t] = _mm256_add_epi16(
+              acc16[h][t], _mm256_add_epi16(_mm256_maddubs_epi16(lo[h], xlo), _mm256_maddubs_epi16(hi[h], xhi)));
       }
     }
 #pragma GCC unroll 8
@@ -111,6 +128,92 @@ struct Q4Block {  // line j holds elements 4j.. in its low nibbles and 16+4j.. i
 #pragma GCC unroll 8
       for (int h = 0; h < HALVES; ++h) isum[h][t] = _mm256_add_epi32(_mm256_madd_epi16(acc16[h][t], ones16()), offset);
     }
+  }
+};
+
+// Q4_0's lines of codebook indices; the fp16 d of the super-block times the
+// block's int8 scale.
+struct IQ4Block {
+  template <int HALVES, int NT>
+  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
+                   Sums<HALVES, NT>& isum) {
+    const int64_t nb = w.blocks;
+    const int8_t* xq = x.q + (t0 * nb + b) * 32;
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    const __m256i codebook = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kIq4Values)));
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      __m256i lo[HALVES], hi[HALVES], lo_mag[HALVES], hi_mag[HALVES];
+#pragma GCC unroll 8
+      for (int h = 0; h < HALVES; ++h) {
+        const __m256i bytes = load_line(half_quants(w, g, b, h, j));
+        lo[h] = _mm256_shuffle_epi8(codebook, _mm256_and_si256(bytes, low));
+        hi[h] = _mm256_shuffle_epi8(codebook, _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low));
+        lo_mag[h] = _mm256_abs_epi8(lo[h]);
+        hi_mag[h] = _mm256_abs_epi8(hi[h]);
+      }
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) {
+        const __m256i xlo = broadcast4(xq + t * nb * 32 + j * 4);
+        const __m256i xhi = broadcast4(xq + t * nb * 32 + 16 + j * 4);
+#pragma GCC unroll 8
+        for (int h = 0; h < HALVES; ++h) {
+          isum[h][t] = add_signed_products(isum[h][t], lo[h], lo_mag[h], xlo);
+          isum[h][t] = add_signed_products(isum[h][t], hi[h], hi_mag[h], xhi);
+        }
+      }
+    }
+  }
+  static __m256 scale(const PackedMatrix& w, int64_t g, int64_t b, int h) {
+    const __m128i block = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales(g, b) + h * 8));
+    return _mm256_mul_ps(fp16_scales(w.super_scales(g, b), h), _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(block)));
+  }
+};
+
+struct Q3Block {
+  template <int HALVES, int NT>
+  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
+                   Sums<HALVES, NT>& isum) {
+    const int64_t nb = w.blocks;
+    const int8_t* xq = x.q + (t0 * nb + b) * 32;
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+#pragma GCC unroll 2
+    for (int p = 0; p < 2; ++p) {  // sub-block p: elements 16p .. 16p+15
+      __m256i acc16[HALVES][NT] = {};
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const int s = 4 * p + k;  // elements 4s .. 4s+3
+        __m256i u[HALVES];
+#pragma GCC unroll 8
+        for (int h = 0; h < HALVES; ++h) {
+          const __m256i low = _mm256_and_si256(_mm256_srli_epi16(load_line(half_quants(w, g, b, h, p)), 2 * k), three);
+          // bit s of each byte of line 2, moved to bit 2
+          const __m256i bits = load_line(half_quants(w, g, b, h, 2));
+          const __m256i high = s < 2 ? _mm256_slli_epi16(bits, 2 - s) : _mm256_srli_epi16(bits, s - 2);
+          u[h] = _mm256_or_si256(low, _mm256_and_si256(high, four));
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) {
+          const __m256i xb = broadcast4(xq + t * nb * 32 + s * 4);
+#pragma GCC unroll 8
+          for (int h = 0; h < HALVES; ++h) acc16[h][t] = _mm256_add_epi16(acc16[h][t], _mm256_maddubs_epi16(u[h], xb));
+        }
+      }
+#pragma GCC unroll 8
+      for (int h = 0; h < HALVES; ++h) {
+        const __m256i sc =
+            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales(g, b) + 16 * p + 8 * h)));
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) {
+          const __m256i offset = _mm256_set1_epi32(-4 * x.sum16[((t0 + t) * nb + b) * 2 + p]);
+          const __m256i sub = _mm256_add_epi32(_mm256_madd_epi16(acc16[h][t], ones16()), offset);
+          isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_mullo_epi32(sub, sc));
+        }
+      }
+    }
+  }
+  static __m256 scale(const PackedMatrix& w, int64_t g, int64_t b, int h) {
+    return fp16_scales(w.super_scales(g, b), h);
   }
 };
 
@@ -130,8 +233,7 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
     Block::template sums<HALVES, NT>(w, x, g, b, t0, isum);
 #pragma GCC unroll 8
     for (int h = 0; h < HALVES; ++h) {
-      const __m256 dw = _mm256_cvtph_ps(
-          _mm_load_si128(reinterpret_cast<const __m128i*>(w.scales(g, b) + h * 16)));
+      const __m256 dw = Block::scale(w, g, b, h);
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
         const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(x.d[(t0 + t) * nb + b]));
@@ -161,8 +263,14 @@ void packed_kernel_avx2(const PackedMatrix& w, const PackedActs& x, int64_t n_to
   constexpr int64_t kTokenBlock = 64;
   for_token_blocks(w, x, n_tokens, kTokenBlock, y, [&](const PackedActs& xb, int64_t n, float* yb) {
     for (int64_t g = g0; g < g1; ++g) {
-      if (w.format == PackedFormat::kQ8) group<Q8Block>(w, xb, n, g, yb);
-      else group<Q4Block>(w, xb, n, g, yb);
+      if (w.format == PackedFormat::kQ8)
+        group<Q8Block>(w, xb, n, g, yb);
+      else if (w.format == PackedFormat::kQ4)
+        group<Q4Block>(w, xb, n, g, yb);
+      else if (w.format == PackedFormat::kIQ4)
+        group<IQ4Block>(w, xb, n, g, yb);
+      else
+        group<Q3Block>(w, xb, n, g, yb);
     }
   });
 }

@@ -1,4 +1,4 @@
-// The packed Q8_0 / Q4_0 GEMM on AVX512-VNNI: a tile of RG groups (16 rows
+// The packed Q8_0 / Q4_0 / IQ4_XS / Q3_K GEMM on AVX512-VNNI: a tile of RG groups (16 rows
 // each) x NT tokens is accumulated in registers over the whole row, so each
 // weight vector loaded feeds NT vpdpbusd and each activation broadcast feeds
 // RG. Per block and (group, token): 8 vpdpbusd, then one conversion, one
@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/blocks.h"
 #include "kernels/packed_gemm_kernels.h"
 
 namespace parley {
@@ -23,14 +24,61 @@ namespace {
 constexpr int kMaxGroups = 3;
 constexpr int kMaxTokens = 4;
 
-// The 16 rows' unsigned values of elements 4s .. 4s+3 of a block (s < 8).
-struct Q8Weights {
+// get(): the 16 rows' unsigned values of elements 4s .. 4s+3 of a block
+// (s < 8) at `quants`; scale(): the rows' scales of part p of block b of the
+// group at `group`; start(): part p's offset correction for token t. A block
+// is one part, or two of 16 elements for Q3_K's sub-blocks.
+inline __m512 fp16_scales(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+}
+struct WholeBlocks {
+  static constexpr int kParts = 1;
+  static __m512 scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int) {
+    return fp16_scales(group + w.scale_offset(b));
+  }
+  static int32_t start(const PackedMatrix& w, const PackedActs& x, int64_t t, int64_t b, int) {
+    return -w.offset() * x.sum[t * w.blocks + b];
+  }
+};
+struct Q8Weights : WholeBlocks {
   static __m512i get(const uint8_t* quants, int s) { return _mm512_load_si512(quants + s * 64); }
 };
-struct Q4Weights {  // low nibbles are elements 0-15, high nibbles 16-31
+struct Q4Weights : WholeBlocks {  // low nibbles are elements 0-15, high nibbles 16-31
   static __m512i get(const uint8_t* quants, int s) {
     const __m512i bytes = _mm512_load_si512(quants + (s % 4) * 64);
     return _mm512_and_si512(s < 4 ? bytes : _mm512_srli_epi16(bytes, 4), _mm512_set1_epi8(0x0f));
+  }
+};
+// The super-block's d times the int8 scales at offset `at` of block b's.
+inline __m512 super_scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int at) {
+  const __m512i s8 =
+      _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(group + w.scale_offset(b) + at)));
+  return _mm512_mul_ps(fp16_scales(group + w.super_offset(b)), _mm512_cvtepi32_ps(s8));
+}
+struct IQ4Weights : WholeBlocks {  // Q4_0's nibbles, looked up in the codebook + 128
+  static __m512i get(const uint8_t* quants, int s) {
+    const __m512i codebook =
+        _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIq4Values))),
+                         _mm512_set1_epi8(char(0x80)));
+    return _mm512_shuffle_epi8(codebook, Q4Weights::get(quants, s));
+  }
+  static __m512 scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int) {
+    return super_scale(w, group, b, 0);
+  }
+};
+struct Q3Weights {  // 2-bit lines 0 and 1, third bits in line 2 (packed_gemm.cpp)
+  static constexpr int kParts = 2;
+  static __m512i get(const uint8_t* quants, int s) {
+    const __m512i low =
+        _mm512_and_si512(_mm512_srli_epi16(_mm512_load_si512(quants + (s / 4) * 64), 2 * (s % 4)), _mm512_set1_epi8(3));
+    const __mmask64 high = _mm512_test_epi8_mask(_mm512_load_si512(quants + 128), _mm512_set1_epi8(char(1 << s)));
+    return _mm512_mask_add_epi8(low, high, low, _mm512_set1_epi8(4));
+  }
+  static __m512 scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int p) {
+    return super_scale(w, group, b, 16 * p);
+  }
+  static int32_t start(const PackedMatrix& w, const PackedActs& x, int64_t t, int64_t b, int p) {
+    return -w.offset() * x.sum16[(t * w.blocks + b) * 2 + p];
   }
 };
 
@@ -40,47 +88,59 @@ inline __m512i broadcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
+// Part P of block b (elements 32 / kParts * P ..) of a tile: its products
+// added to acc.
+template <class Weights, int RG, int NT, int P>
+inline void add_part(const PackedMatrix& w, const PackedActs& x, const uint8_t* const (&group)[RG], int64_t b,
+                     int64_t t0, __m512 (&acc)[RG][NT]) {
+  constexpr int kSteps = 8 / Weights::kParts;
+  const int64_t nb = w.blocks, quants = w.quant_offset(b);
+  __m512i isum[RG][NT];
+#pragma GCC unroll 16
+  for (int t = 0; t < NT; ++t) {
+    const __m512i start = _mm512_set1_epi32(Weights::start(w, x, t0 + t, b, P));
+#pragma GCC unroll 16
+    for (int i = 0; i < RG; ++i) isum[i][t] = start;
+  }
+  const int8_t* xq = x.q + (t0 * nb + b) * 32;
+#pragma GCC unroll 8
+  for (int j = P * kSteps; j < (P + 1) * kSteps; ++j) {
+    __m512i wv[RG];
+#pragma GCC unroll 16
+    for (int i = 0; i < RG; ++i) wv[i] = Weights::get(group[i] + quants, j);
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512i xb = broadcast4(xq + t * nb * 32 + j * 4);
+#pragma GCC unroll 16
+      for (int i = 0; i < RG; ++i) isum[i][t] = _mm512_dpbusd_epi32(isum[i][t], wv[i], xb);
+    }
+  }
+  __m512 dw[RG];
+#pragma GCC unroll 16
+  for (int i = 0; i < RG; ++i) dw[i] = Weights::scale(w, group[i], b, P);
+#pragma GCC unroll 16
+  for (int t = 0; t < NT; ++t) {
+    const __m512 dx = _mm512_set1_ps(x.d[(t0 + t) * nb + b]);
+#pragma GCC unroll 16
+    for (int i = 0; i < RG; ++i)
+      acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i][t]), _mm512_mul_ps(dw[i], dx), acc[i][t]);
+  }
+}
+
 // Groups g, g + stride, ... g + (RG - 1) * stride.
 template <class Weights, int RG, int NT>
 void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride, int64_t t0, float* y) {
-  const int64_t nb = w.blocks;
   __m512 acc[RG][NT];
+  const uint8_t* group[RG];
 #pragma GCC unroll 16
-  for (int i = 0; i < RG; ++i)
+  for (int i = 0; i < RG; ++i) {
+    group[i] = w.group(g + i * stride);
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
-    __m512i isum[RG][NT];
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      const __m512i start = _mm512_set1_epi32(-w.offset() * x.sum[(t0 + t) * nb + b]);
-#pragma GCC unroll 16
-      for (int i = 0; i < RG; ++i) isum[i][t] = start;
-    }
-    const int8_t* xq = x.q + (t0 * nb + b) * 32;
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      __m512i wv[RG];
-#pragma GCC unroll 16
-      for (int i = 0; i < RG; ++i) wv[i] = Weights::get(w.quants(g + i * stride, b), j);
-#pragma GCC unroll 16
-      for (int t = 0; t < NT; ++t) {
-        const __m512i xb = broadcast4(xq + t * nb * 32 + j * 4);
-#pragma GCC unroll 16
-        for (int i = 0; i < RG; ++i) isum[i][t] = _mm512_dpbusd_epi32(isum[i][t], wv[i], xb);
-      }
-    }
-    __m512 dw[RG];
-#pragma GCC unroll 16
-    for (int i = 0; i < RG; ++i)
-      dw[i] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(w.scales(g + i * stride, b))));
-#pragma GCC unroll 16
-    for (int t = 0; t < NT; ++t) {
-      const __m512 dx = _mm512_set1_ps(x.d[(t0 + t) * nb + b]);
-#pragma GCC unroll 16
-      for (int i = 0; i < RG; ++i)
-        acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i][t]), _mm512_mul_ps(dw[i], dx), acc[i][t]);
-    }
+  }
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    add_part<Weights, RG, NT, 0>(w, x, group, b, t0, acc);
+    if constexpr (Weights::kParts == 2) add_part<Weights, RG, NT, 1>(w, x, group, b, t0, acc);
   }
 #pragma GCC unroll 16
   for (int i = 0; i < RG; ++i) {
@@ -118,8 +178,10 @@ void side_by_side(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, 
 // two groups. Longer runs take the full 3-group tiles.
 template <class Weights>
 void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
-  if (n_tokens <= 2) side_by_side<Weights, 2>(w, x, n_tokens, g0, g1, y);
-  else side_by_side<Weights, kMaxGroups>(w, x, n_tokens, g0, g1, y);
+  if (n_tokens <= 2)
+    side_by_side<Weights, 2>(w, x, n_tokens, g0, g1, y);
+  else
+    side_by_side<Weights, kMaxGroups>(w, x, n_tokens, g0, g1, y);
 }
 
 }  // namespace
@@ -128,8 +190,14 @@ void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_to
                         float* y) {
   constexpr int64_t kTokenBlock = 96;
   for_token_blocks(w, x, n_tokens, kTokenBlock, y, [&](const PackedActs& xb, int64_t n, float* yb) {
-    if (w.format == PackedFormat::kQ8) groups_range<Q8Weights>(w, xb, n, g0, g1, yb);
-    else groups_range<Q4Weights>(w, xb, n, g0, g1, yb);
+    if (w.format == PackedFormat::kQ8)
+      groups_range<Q8Weights>(w, xb, n, g0, g1, yb);
+    else if (w.format == PackedFormat::kQ4)
+      groups_range<Q4Weights>(w, xb, n, g0, g1, yb);
+    else if (w.format == PackedFormat::kIQ4)
+      groups_range<IQ4Weights>(w, xb, n, g0, g1, yb);
+    else
+      groups_range<Q3Weights>(w, xb, n, g0, g1, yb);
   });
 }
 
