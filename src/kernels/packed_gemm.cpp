@@ -170,7 +170,8 @@ PackedKernel kernel_for(DType type, int64_t n_tokens) {
   const Isa isa = active_isa();
   if (isa >= Isa::Amx && !vnni_only(type) && n_tokens >= amx_min_tokens(type)) return packed_kernel_amx;
   if (isa >= Isa::Vnni) return packed_kernel_vnni;
-  return isa >= Isa::Avx2 ? packed_kernel_avx2 : packed_kernel_scalar;
+  // Q3_K reaches here only with a slower path forced after packing (tests).
+  return isa >= Isa::Avx2 && type != DType::Q3_K ? packed_kernel_avx2 : packed_kernel_scalar;
 }
 
 }  // namespace
@@ -182,7 +183,8 @@ bool packed_bf16_tiles(DType type, int64_t n_tokens) {
 }
 
 bool packing_helps(const MatrixView& w) {
-  return packs(w.type) && w.cols % kQK == 0 && w.rows > 0 && active_isa() >= Isa::Avx2;
+  const Isa min_isa = w.type == DType::Q3_K ? Isa::Vnni : Isa::Avx2;  // see packed_gemm_avx2.cpp
+  return packs(w.type) && w.cols % kQK == 0 && w.rows > 0 && active_isa() >= min_isa;
 }
 
 uint64_t packed_bytes(const MatrixView& w) {

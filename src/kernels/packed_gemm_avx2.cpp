@@ -1,5 +1,5 @@
-// The packed Q8_0 / Q4_0 / IQ4_XS / Q3_K GEMM on AVX2 (no int8 dot-product instruction): the
-// same layout as the VNNI kernel, read as two 32-byte halves per 64-byte line,
+// The packed Q8_0 / Q4_0 / IQ4_XS GEMM on AVX2 (no int8 dot-product
+// instruction): the same layout as the VNNI kernel, read as two 32-byte halves per 64-byte line,
 // each 8 rows x 4 quants. A tile of HALVES 8-row halves x NT tokens is
 // accumulated in registers over the whole row, so each weight vector loaded
 // feeds NT products and each activation broadcast feeds HALVES.
@@ -13,8 +13,8 @@
 //   activations (vpsignb): 2 * 128 * 127 fits once, so every product is
 //   widened to int32 at once, and no offset needs cancelling.
 // - IQ4_XS's codebook values are looked up signed and taken as Q8_0's.
-// - Q3_K's values are 0..7 (offset 4), summed per 16-element sub-block in
-//   int16, and the sub-blocks' sums scaled by their int8 scales in int32.
+// Q3_K is packed only where VNNI runs it: its 3-bit unpacking on AVX2 made
+// batch-1 decode slower than the row kernel (matmul_k_low_avx2.cpp).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -170,53 +170,6 @@ struct IQ4Block {
   }
 };
 
-struct Q3Block {
-  template <int HALVES, int NT>
-  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
-                   Sums<HALVES, NT>& isum) {
-    const int64_t nb = w.blocks;
-    const int8_t* xq = x.q + (t0 * nb + b) * 32;
-    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
-#pragma GCC unroll 2
-    for (int p = 0; p < 2; ++p) {  // sub-block p: elements 16p .. 16p+15
-      __m256i acc16[HALVES][NT] = {};
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        const int s = 4 * p + k;  // elements 4s .. 4s+3
-        __m256i u[HALVES];
-#pragma GCC unroll 8
-        for (int h = 0; h < HALVES; ++h) {
-          const __m256i low = _mm256_and_si256(_mm256_srli_epi16(load_line(half_quants(w, g, b, h, p)), 2 * k), three);
-          // bit s of each byte of line 2, moved to bit 2
-          const __m256i bits = load_line(half_quants(w, g, b, h, 2));
-          const __m256i high = s < 2 ? _mm256_slli_epi16(bits, 2 - s) : _mm256_srli_epi16(bits, s - 2);
-          u[h] = _mm256_or_si256(low, _mm256_and_si256(high, four));
-        }
-#pragma GCC unroll 8
-        for (int t = 0; t < NT; ++t) {
-          const __m256i xb = broadcast4(xq + t * nb * 32 + s * 4);
-#pragma GCC unroll 8
-          for (int h = 0; h < HALVES; ++h) acc16[h][t] = _mm256_add_epi16(acc16[h][t], _mm256_maddubs_epi16(u[h], xb));
-        }
-      }
-#pragma GCC unroll 8
-      for (int h = 0; h < HALVES; ++h) {
-        const __m256i sc =
-            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(w.scales(g, b) + 16 * p + 8 * h)));
-#pragma GCC unroll 8
-        for (int t = 0; t < NT; ++t) {
-          const __m256i offset = _mm256_set1_epi32(-4 * x.sum16[((t0 + t) * nb + b) * 2 + p]);
-          const __m256i sub = _mm256_add_epi32(_mm256_madd_epi16(acc16[h][t], ones16()), offset);
-          isum[h][t] = _mm256_add_epi32(isum[h][t], _mm256_mullo_epi32(sub, sc));
-        }
-      }
-    }
-  }
-  static __m256 scale(const PackedMatrix& w, int64_t g, int64_t b, int h) {
-    return fp16_scales(w.super_scales(g, b), h);
-  }
-};
-
 // Stores the first `rows` (1..8) floats of v at y.
 inline void store_rows(float* y, __m256 v, int64_t rows) {
   if (rows >= 8) return _mm256_storeu_ps(y, v);
@@ -263,14 +216,9 @@ void packed_kernel_avx2(const PackedMatrix& w, const PackedActs& x, int64_t n_to
   constexpr int64_t kTokenBlock = 64;
   for_token_blocks(w, x, n_tokens, kTokenBlock, y, [&](const PackedActs& xb, int64_t n, float* yb) {
     for (int64_t g = g0; g < g1; ++g) {
-      if (w.format == PackedFormat::kQ8)
-        group<Q8Block>(w, xb, n, g, yb);
-      else if (w.format == PackedFormat::kQ4)
-        group<Q4Block>(w, xb, n, g, yb);
-      else if (w.format == PackedFormat::kIQ4)
-        group<IQ4Block>(w, xb, n, g, yb);
-      else
-        group<Q3Block>(w, xb, n, g, yb);
+      if (w.format == PackedFormat::kQ8) group<Q8Block>(w, xb, n, g, yb);
+      else if (w.format == PackedFormat::kQ4) group<Q4Block>(w, xb, n, g, yb);
+      else group<IQ4Block>(w, xb, n, g, yb);
     }
   });
 }
