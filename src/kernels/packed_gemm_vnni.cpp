@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/blocks.h"
 #include "kernels/packed_gemm_kernels.h"
@@ -25,62 +26,41 @@ constexpr int kMaxGroups = 3;
 constexpr int kMaxTokens = 4;
 
 // get(): the 16 rows' unsigned values of elements 4s .. 4s+3 of a block
-// (s < 8) at `quants`; scale(): the rows' scales of part p of block b of the
-// group at `group`; start(): part p's offset correction for token t. A block
-// is one part, or two of 16 elements for Q3_K's sub-blocks.
+// (s < 8) at `quants`; scale(): the rows' fp16 scales of block b of the group
+// at `group` as floats; start(): the offset correction of token t.
 inline __m512 fp16_scales(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
 }
-struct WholeBlocks {
-  static constexpr int kParts = 1;
-  static __m512 scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int) {
-    return fp16_scales(group + w.scale_offset(b));
-  }
-  static int32_t start(const PackedMatrix& w, const PackedActs& x, int64_t t, int64_t b, int) {
-    return -w.offset() * x.sum[t * w.blocks + b];
-  }
-};
-struct Q8Weights : WholeBlocks {
+struct Q8Weights {
   static __m512i get(const uint8_t* quants, int s) { return _mm512_load_si512(quants + s * 64); }
 };
-struct Q4Weights : WholeBlocks {  // low nibbles are elements 0-15, high nibbles 16-31
+struct Q4Weights {  // low nibbles are elements 0-15, high nibbles 16-31
   static __m512i get(const uint8_t* quants, int s) {
     const __m512i bytes = _mm512_load_si512(quants + (s % 4) * 64);
     return _mm512_and_si512(s < 4 ? bytes : _mm512_srli_epi16(bytes, 4), _mm512_set1_epi8(0x0f));
   }
 };
-// The super-block's d times the int8 scales at offset `at` of block b's.
-inline __m512 super_scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int at) {
-  const __m512i s8 =
-      _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(group + w.scale_offset(b) + at)));
-  return _mm512_mul_ps(fp16_scales(group + w.super_offset(b)), _mm512_cvtepi32_ps(s8));
-}
-struct IQ4Weights : WholeBlocks {  // Q4_0's nibbles, looked up in the codebook + 128
+struct IQ4Weights {  // Q4_0's nibbles, looked up in the codebook + 128
   static __m512i get(const uint8_t* quants, int s) {
     const __m512i codebook =
         _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIq4Values))),
                          _mm512_set1_epi8(char(0x80)));
     return _mm512_shuffle_epi8(codebook, Q4Weights::get(quants, s));
   }
-  static __m512 scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int) {
-    return super_scale(w, group, b, 0);
-  }
 };
 struct Q3Weights {  // 2-bit lines 0 and 1, third bits in line 2 (packed_gemm.cpp)
-  static constexpr int kParts = 2;
   static __m512i get(const uint8_t* quants, int s) {
     const __m512i low =
         _mm512_and_si512(_mm512_srli_epi16(_mm512_load_si512(quants + (s / 4) * 64), 2 * (s % 4)), _mm512_set1_epi8(3));
     const __mmask64 high = _mm512_test_epi8_mask(_mm512_load_si512(quants + 128), _mm512_set1_epi8(char(1 << s)));
     return _mm512_mask_add_epi8(low, high, low, _mm512_set1_epi8(4));
   }
-  static __m512 scale(const PackedMatrix& w, const uint8_t* group, int64_t b, int p) {
-    return super_scale(w, group, b, 16 * p);
-  }
-  static int32_t start(const PackedMatrix& w, const PackedActs& x, int64_t t, int64_t b, int p) {
-    return -w.offset() * x.sum16[(t * w.blocks + b) * 2 + p];
-  }
 };
+
+// The 16 rows' int8 scales at p, as int32.
+inline __m512i int8_scales(const uint8_t* p) {
+  return _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+}
 
 inline __m512i broadcast4(const int8_t* p) {
   int32_t v;
@@ -88,23 +68,15 @@ inline __m512i broadcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// Part P of block b (elements 32 / kParts * P ..) of a tile: its products
-// added to acc.
-template <class Weights, int RG, int NT, int P>
-inline void add_part(const PackedMatrix& w, const PackedActs& x, const uint8_t* const (&group)[RG], int64_t b,
-                     int64_t t0, __m512 (&acc)[RG][NT]) {
-  constexpr int kSteps = 8 / Weights::kParts;
+// Steps S0 .. S1 - 1 (elements 4 * S0 .. 4 * S1 - 1) of block b of a tile:
+// their products added to isum.
+template <class Weights, int RG, int NT, int S0, int S1>
+inline void add_steps(const PackedMatrix& w, const PackedActs& x, const uint8_t* const (&group)[RG], int64_t b,
+                      int64_t t0, __m512i (&isum)[RG][NT]) {
   const int64_t nb = w.blocks, quants = w.quant_offset(b);
-  __m512i isum[RG][NT];
-#pragma GCC unroll 16
-  for (int t = 0; t < NT; ++t) {
-    const __m512i start = _mm512_set1_epi32(Weights::start(w, x, t0 + t, b, P));
-#pragma GCC unroll 16
-    for (int i = 0; i < RG; ++i) isum[i][t] = start;
-  }
   const int8_t* xq = x.q + (t0 * nb + b) * 32;
 #pragma GCC unroll 8
-  for (int j = P * kSteps; j < (P + 1) * kSteps; ++j) {
+  for (int j = S0; j < S1; ++j) {
     __m512i wv[RG];
 #pragma GCC unroll 16
     for (int i = 0; i < RG; ++i) wv[i] = Weights::get(group[i] + quants, j);
@@ -115,9 +87,25 @@ inline void add_part(const PackedMatrix& w, const PackedActs& x, const uint8_t* 
       for (int i = 0; i < RG; ++i) isum[i][t] = _mm512_dpbusd_epi32(isum[i][t], wv[i], xb);
     }
   }
-  __m512 dw[RG];
+}
+
+// Every token's sums started at -offset times its activations' sum k (of
+// `per_token` a token: one per block, or per 16 elements).
+template <int RG, int NT, class Sum>
+inline void start_sums(int32_t offset, const Sum* sums, int64_t per_token, int64_t k, int64_t t0,
+                       __m512i (&isum)[RG][NT]) {
 #pragma GCC unroll 16
-  for (int i = 0; i < RG; ++i) dw[i] = Weights::scale(w, group[i], b, P);
+  for (int t = 0; t < NT; ++t) {
+    const __m512i start = _mm512_set1_epi32(-offset * int32_t(sums[(t0 + t) * per_token + k]));
+#pragma GCC unroll 16
+    for (int i = 0; i < RG; ++i) isum[i][t] = start;
+  }
+}
+
+// acc += isum * dw[i] * the activations' scale of block b.
+template <int RG, int NT>
+inline void rescale(const PackedActs& x, int64_t nb, int64_t b, int64_t t0, const __m512 (&dw)[RG],
+                    const __m512i (&isum)[RG][NT], __m512 (&acc)[RG][NT]) {
 #pragma GCC unroll 16
   for (int t = 0; t < NT; ++t) {
     const __m512 dx = _mm512_set1_ps(x.d[(t0 + t) * nb + b]);
@@ -125,6 +113,52 @@ inline void add_part(const PackedMatrix& w, const PackedActs& x, const uint8_t* 
     for (int i = 0; i < RG; ++i)
       acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i][t]), _mm512_mul_ps(dw[i], dx), acc[i][t]);
   }
+}
+
+// Q3_K's sub-block p of block b: its sums times the rows' int8 scales, into total.
+template <int RG, int NT, int P>
+inline void add_q3_sub_block(const PackedMatrix& w, const PackedActs& x, const uint8_t* const (&group)[RG], int64_t b,
+                             int64_t t0, __m512i (&total)[RG][NT]) {
+  __m512i isum[RG][NT];
+  start_sums<RG, NT>(w.offset(), x.sum16, 2 * w.blocks, 2 * b + P, t0, isum);
+  add_steps<Q3Weights, RG, NT, 4 * P, 4 * P + 4>(w, x, group, b, t0, isum);
+#pragma GCC unroll 16
+  for (int i = 0; i < RG; ++i) {
+    const __m512i sc = int8_scales(group[i] + w.scale_offset(b) + 16 * P);
+#pragma GCC unroll 16
+    for (int t = 0; t < NT; ++t) {
+      const __m512i scaled = _mm512_mullo_epi32(isum[i][t], sc);
+      total[i][t] = P == 0 ? scaled : _mm512_add_epi32(total[i][t], scaled);
+    }
+  }
+}
+
+// Block b of a tile added to acc: Q8_0 and Q4_0 with their fp16 scales;
+// IQ4_XS with d times its int8 block scale (exact in fp32); Q3_K's two
+// sub-blocks summed apart, times their int8 scales in int32, then d.
+template <class Weights, int RG, int NT>
+inline void add_block(const PackedMatrix& w, const PackedActs& x, const uint8_t* const (&group)[RG], int64_t b,
+                      int64_t t0, __m512 (&acc)[RG][NT]) {
+  __m512i isum[RG][NT];
+  __m512 dw[RG];
+  if constexpr (std::is_same_v<Weights, Q3Weights>) {
+    add_q3_sub_block<RG, NT, 0>(w, x, group, b, t0, isum);
+    add_q3_sub_block<RG, NT, 1>(w, x, group, b, t0, isum);
+  } else {
+    start_sums<RG, NT>(w.offset(), x.sum, w.blocks, b, t0, isum);
+    add_steps<Weights, RG, NT, 0, 8>(w, x, group, b, t0, isum);
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < RG; ++i) {
+    if constexpr (std::is_same_v<Weights, Q8Weights> || std::is_same_v<Weights, Q4Weights>) {
+      dw[i] = fp16_scales(group[i] + w.scale_offset(b));
+    } else {
+      dw[i] = fp16_scales(group[i] + w.super_offset(b));
+      if constexpr (std::is_same_v<Weights, IQ4Weights>)
+        dw[i] = _mm512_mul_ps(dw[i], _mm512_cvtepi32_ps(int8_scales(group[i] + w.scale_offset(b))));
+    }
+  }
+  rescale<RG, NT>(x, w.blocks, b, t0, dw, isum, acc);
 }
 
 // Groups g, g + stride, ... g + (RG - 1) * stride.
@@ -138,10 +172,7 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride,
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
   }
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    add_part<Weights, RG, NT, 0>(w, x, group, b, t0, acc);
-    if constexpr (Weights::kParts == 2) add_part<Weights, RG, NT, 1>(w, x, group, b, t0, acc);
-  }
+  for (int64_t b = 0; b < w.blocks; ++b) add_block<Weights, RG, NT>(w, x, group, b, t0, acc);
 #pragma GCC unroll 16
   for (int i = 0; i < RG; ++i) {
     const int64_t row0 = (g + i * stride) * 16;
