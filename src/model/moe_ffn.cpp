@@ -105,21 +105,31 @@ void MoeFfn::group(const float* x, int32_t n) {
 
 // Expert e's rows of one product: the slices are the parallel jobs, so a
 // step's chosen experts run in two pool dispatches (gate/up with SwiGLU, then
-// down) rather than three per expert.
-void MoeFfn::plan_slices() {
+// down) rather than three per expert. A slice is as large as still leaves
+// every thread kJobsPerThread jobs: each job quantizes its rows' inputs and
+// dispatches its product, which costs about as much as reading a few rows.
+void MoeFfn::plan_slices(int32_t threads) {
+  int32_t active = 0;
+  for (int32_t e = 0; e < n_experts_; ++e) active += first_[size_t(e)] != first_[size_t(e) + 1];
+  const auto slice_rows = [&](int32_t rows) {
+    const int32_t per_expert = std::max(1, kJobsPerThread * threads / std::max(1, active));
+    const int32_t want = (rows + per_expert - 1) / per_expert;
+    return std::min(rows, (want + kSliceRows - 1) / kSliceRows * kSliceRows);
+  };
+  const int32_t up_rows = slice_rows(ffn_), down_rows = slice_rows(dim_);
   up_jobs_.clear();
   down_jobs_.clear();
   for (int32_t e = 0; e < n_experts_; ++e) {
     if (first_[size_t(e)] == first_[size_t(e) + 1]) continue;
-    for (int32_t r = 0; r < ffn_; r += kSliceRows) up_jobs_.push_back({e, r, std::min(ffn_, r + kSliceRows)});
-    for (int32_t r = 0; r < dim_; r += kSliceRows) down_jobs_.push_back({e, r, std::min(dim_, r + kSliceRows)});
+    for (int32_t r = 0; r < ffn_; r += up_rows) up_jobs_.push_back({e, r, std::min(ffn_, r + up_rows)});
+    for (int32_t r = 0; r < dim_; r += down_rows) down_jobs_.push_back({e, r, std::min(dim_, r + down_rows)});
   }
 }
 
 // Each job multiplies its expert's gathered rows by one slice of the weights
 // on its own thread, then writes the slice's columns of the rows' outputs.
 void MoeFfn::run_experts(const MoeWeights& w, ThreadPool& pool) {
-  plan_slices();
+  plan_slices(pool.size());
   pool.parallel_for_dynamic(int64_t(up_jobs_.size()), [&](int64_t b, int64_t e) {
     for (int64_t j = b; j < e; ++j) {
       const Slice& s = up_jobs_[size_t(j)];

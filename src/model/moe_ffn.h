@@ -30,13 +30,16 @@ class MoeFfn {
  private:
   void route(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool);
   void group(const float* x, int32_t n);
-  void plan_slices();
+  void plan_slices(int32_t threads);
   void run_experts(const MoeWeights& w, ThreadPool& pool);
   void shared_expert(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool);
   void scatter(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool);
 
-  // Rows of a weight slice, one parallel job (a multiple of the packed row groups).
-  static constexpr int32_t kSliceRows = 64;  // a multiple of kPackRows (kernels/packed_gemm.h)
+  // Rows of a weight slice, one parallel job: at least kSliceRows (a multiple
+  // of the packed row groups, kernels/packed_gemm.h), more when the step's
+  // experts give each thread kJobsPerThread jobs without cutting them finer.
+  static constexpr int32_t kSliceRows = 64;
+  static constexpr int32_t kJobsPerThread = 8;
   struct Slice {
     int32_t expert, r0, r1;
   };
