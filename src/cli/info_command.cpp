@@ -46,7 +46,8 @@ void print_config(const Model& m) {
             << "parameters " << m.n_params() << ", weight bytes " << m.weight_bytes() << "\n"
             << "repacked at load: " << m.packed_bytes() << " bytes of packed matrices for the int8 GEMM"
             << (m.packed_bytes() ? " (their file pages are released; --no-repack on serve/bench/generate keeps the mapping only)"
-                                 : " (none: no Q8_0 or Q4_0 matrices, or no AVX512-VNNI path on this CPU)")
+                                 : " (none: no Q8_0, Q4_0, IQ4_XS or Q3_K matrices, or no SIMD path packs them "
+                                   "on this CPU)")
             << "\n";
   const MoeConfig& e = c.moe;
   if (!e.enabled()) return;

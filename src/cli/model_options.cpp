@@ -28,7 +28,8 @@ void ModelOptions::add_to(CLI::App& cmd) {
   cmd.add_option("-t,--threads", threads, "worker threads (default: physical cores)");
   cmd.add_flag("--no-repack", no_repack,
                "keep every weight matrix in the file's memory mapping: no packed copies for the int8 GEMM "
-               "(less memory for models near the RAM size; slower prefill and batched decode)");
+               "(less memory for models near the RAM size; slower prefill and batched decode, and IQ4_XS / Q3_K "
+               "decode)");
 }
 
 void ModelOptions::add_chat_template_to(CLI::App& cmd) {
