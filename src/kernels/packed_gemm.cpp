@@ -22,14 +22,10 @@ int64_t groups_of(const MatrixView& w) { return (w.rows + kPackRows - 1) / kPack
 
 PackedFormat packed_format(DType type) {
   switch (type) {
-    case DType::Q8_0:
-      return PackedFormat::kQ8;
-    case DType::Q4_0:
-      return PackedFormat::kQ4;
-    case DType::IQ4_XS:
-      return PackedFormat::kIQ4;
-    default:
-      return PackedFormat::kQ3;
+    case DType::Q8_0: return PackedFormat::kQ8;
+    case DType::Q4_0: return PackedFormat::kQ4;
+    case DType::IQ4_XS: return PackedFormat::kIQ4;
+    default: return PackedFormat::kQ3;
   }
 }
 
@@ -44,18 +40,30 @@ PackedMatrix packed_view(const MatrixView& w, const void* data) {
   return {static_cast<const uint8_t*>(data), w.rows, w.cols / kQK, packed_format(w.type)};
 }
 
-// Row r's block at `quants` (see packed_gemm.h): Q8_0 as q + 128, Q4_0 the
-// file's nibble bytes; rows past the matrix hold zero weights (u = offset).
-void pack_q8_block(const BlockQ8_0* blk, uint8_t* quants) {
-  for (int k = 0; k < kQK; ++k) quants[(k / 4) * 64 + k % 4] = blk ? uint8_t(blk->qs[k] + 128) : 128;
-}
+// The pack_*() functions write row r of a group at `group` from the row's
+// block(s) `blk` in the file, or zero weights where `blk` is null (rows past
+// the matrix); see packed_gemm.h for the layouts.
+
 void pack_nibbles(const uint8_t* qs, uint8_t* quants) {
   for (int k = 0; k < kQK / 2; ++k) quants[(k / 4) * 64 + k % 4] = qs ? qs[k] : 0x88;
 }
 
-// Row r of an IQ4_XS super-block (8 blocks from block b): its d, its block
-// scales and its nibbles; rows past the matrix get zero scales.
-void pack_iq4_row(const BlockIQ4_XS* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
+// Block b: Q8_0 as q + 128, Q4_0 the file's nibble bytes, and their fp16 d.
+void pack_q8_block(const BlockQ8_0* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
+  uint8_t* quants = group + layout.quant_offset(b) + r * 4;
+  for (int k = 0; k < kQK; ++k) quants[(k / 4) * 64 + k % 4] = blk ? uint8_t(blk->qs[k] + 128) : 128;
+  const uint16_t d = blk ? blk->d : 0;
+  std::memcpy(group + layout.scale_offset(b) + r * 2, &d, 2);
+}
+void pack_q4_block(const BlockQ4_0* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
+  pack_nibbles(blk ? blk->qs : nullptr, group + layout.quant_offset(b) + r * 4);
+  const uint16_t d = blk ? blk->d : 0;
+  std::memcpy(group + layout.scale_offset(b) + r * 2, &d, 2);
+}
+
+// An IQ4_XS super-block (8 blocks from block b): its d, its block scales
+// and its nibbles.
+void pack_iq4_super(const BlockIQ4_XS* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
   const uint16_t d = blk ? blk->d : 0;
   std::memcpy(group + layout.super_offset(b) + r * 2, &d, 2);
   for (int j = 0; j < 8; ++j) {
@@ -64,14 +72,14 @@ void pack_iq4_row(const BlockIQ4_XS* blk, const PackedMatrix& layout, uint8_t* g
   }
 }
 
-// Row r of a Q3_K super-block, as IQ4_XS's, its quants stored q + 4 (0..7):
+// A Q3_K super-block, as IQ4_XS's, its quants stored q + 4 (0..7):
 // lines 0 and 1 hold elements 0-15 and 16-31 of a block, element 4k + i of
 // a line in bits 2k, 2k+1 of the row's byte i; line 2 their third bits,
 // element 4k + i in bit k of byte i.
-void pack_q3_row(const uint8_t* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
+void pack_q3_super(const BlockQ3_K* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
   BlockK k{};
-  if (blk) decode_q3_k(blk, k);
-  const uint16_t d = blk ? reinterpret_cast<const BlockQ3_K*>(blk)->d : 0;
+  if (blk) decode_q3_k(reinterpret_cast<const uint8_t*>(blk), k);
+  const uint16_t d = blk ? blk->d : 0;
   std::memcpy(group + layout.super_offset(b) + r * 2, &d, 2);
   for (int j = 0; j < 8; ++j) {
     uint8_t* scales = group + layout.scale_offset(b + j) + r;
@@ -89,36 +97,25 @@ void pack_q3_row(const uint8_t* blk, const PackedMatrix& layout, uint8_t* group,
   }
 }
 
+// Block i of type T of a row at `row` in the file, or null when `row` is.
+template <class T>
+const T* file_block(const uint8_t* row, int64_t i) {
+  return row ? reinterpret_cast<const T*>(row) + i : nullptr;
+}
+
 void pack_group(const MatrixView& w, const PackedMatrix& layout, uint8_t* out, int64_t g) {
   uint8_t* group = out + g * layout.group_stride();
+  const uint64_t bytes = row_bytes(w.type, uint64_t(w.cols));
   for (int64_t r = 0; r < kPackRows; ++r) {
     const int64_t row = g * kPackRows + r;
-    if (layout.format == PackedFormat::kIQ4) {
-      const auto* blocks = static_cast<const BlockIQ4_XS*>(w.data) + row * (layout.blocks / 8);
-      for (int64_t b = 0; b < layout.blocks; b += 8)
-        pack_iq4_row(row < w.rows ? blocks + b / 8 : nullptr, layout, group, b, r);
-      continue;
-    }
-    if (layout.format == PackedFormat::kQ3) {
-      const uint8_t* blocks = static_cast<const uint8_t*>(w.data) + row * (layout.blocks / 8) * sizeof(BlockQ3_K);
-      for (int64_t b = 0; b < layout.blocks; b += 8)
-        pack_q3_row(row < w.rows ? blocks + b / 8 * sizeof(BlockQ3_K) : nullptr, layout, group, b, r);
-      continue;
-    }
-    for (int64_t b = 0; b < layout.blocks; ++b) {
-      uint8_t* quants = group + layout.quant_offset(b) + r * 4;
-      const int64_t i = row * layout.blocks + b;
-      uint16_t d = 0;
-      if (layout.format == PackedFormat::kQ8) {
-        const BlockQ8_0* blk = row < w.rows ? static_cast<const BlockQ8_0*>(w.data) + i : nullptr;
-        pack_q8_block(blk, quants);
-        if (blk) d = blk->d;
-      } else {
-        const BlockQ4_0* blk = row < w.rows ? static_cast<const BlockQ4_0*>(w.data) + i : nullptr;
-        pack_nibbles(blk ? blk->qs : nullptr, quants);
-        if (blk) d = blk->d;
+    const uint8_t* src = row < w.rows ? static_cast<const uint8_t*>(w.data) + uint64_t(row) * bytes : nullptr;
+    for (int64_t b = 0; b < layout.blocks; b += layout.in_super_blocks() ? 8 : 1) {
+      switch (layout.format) {
+        case PackedFormat::kQ8: pack_q8_block(file_block<BlockQ8_0>(src, b), layout, group, b, r); break;
+        case PackedFormat::kQ4: pack_q4_block(file_block<BlockQ4_0>(src, b), layout, group, b, r); break;
+        case PackedFormat::kIQ4: pack_iq4_super(file_block<BlockIQ4_XS>(src, b / 8), layout, group, b, r); break;
+        case PackedFormat::kQ3: pack_q3_super(file_block<BlockQ3_K>(src, b / 8), layout, group, b, r); break;
       }
-      std::memcpy(group + layout.scale_offset(b) + r * 2, &d, 2);
     }
   }
 }

@@ -1,6 +1,6 @@
 // The packed Q8_0 / Q4_0 / IQ4_XS GEMM on AVX2 (no int8 dot-product
-// instruction): the same layout as the VNNI kernel, read as two 32-byte halves per 64-byte line,
-// each 8 rows x 4 quants. A tile of HALVES 8-row halves x NT tokens is
+// instruction): the same layout as the VNNI kernel, read as two 32-byte
+// halves per 64-byte line, each 8 rows x 4 quants. A tile of HALVES 8-row halves x NT tokens is
 // accumulated in registers over the whole row, so each weight vector loaded
 // feeds NT products and each activation broadcast feeds HALVES.
 //
@@ -118,8 +118,8 @@ struct Q4Block : BlockScales {  // line j holds elements 4j.. in its low nibbles
         const __m256i xhi = broadcast4(xq + t * nb * 32 + 16 + j * 4);
 #pragma GCC unroll 8
         for (int h = 0; h < HALVES; ++h)
-          acc16[h][t] = _mm256_add_epi16(
-              acc16[h][t], _mm256_add_epi16(_mm256_maddubs_epi16(lo[h], xlo), _mm256_maddubs_epi16(hi[h], xhi)));
+          acc16[h][t] = _mm256_add_epi16(acc16[h][t], _mm256_add_epi16(_mm256_maddubs_epi16(lo[h], xlo),
+                                                                       _mm256_maddubs_epi16(hi[h], xhi)));
       }
     }
 #pragma GCC unroll 8

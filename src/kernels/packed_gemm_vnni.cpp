@@ -1,8 +1,9 @@
-// The packed Q8_0 / Q4_0 / IQ4_XS / Q3_K GEMM on AVX512-VNNI: a tile of RG groups (16 rows
-// each) x NT tokens is accumulated in registers over the whole row, so each
-// weight vector loaded feeds NT vpdpbusd and each activation broadcast feeds
-// RG. Per block and (group, token): 8 vpdpbusd, then one conversion, one
-// multiply of the two scales and one FMA.
+// The packed Q8_0 / Q4_0 / IQ4_XS / Q3_K GEMM on AVX512-VNNI: a tile of RG
+// groups (16 rows each) x NT tokens is accumulated in registers over the
+// whole row, so each weight vector loaded feeds NT vpdpbusd and each
+// activation broadcast feeds RG. Per block and (group, token): 8 vpdpbusd,
+// then one conversion, one multiply of the two scales and one FMA (Q3_K:
+// two int32 multiplies by its sub-block scales first).
 // GCC 12.2's avx512fintrin.h trips -Wuninitialized on its own
 // _mm512_undefined_* idiom once inlined (GCC bug 105593, fixed in 12.3).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -209,10 +210,8 @@ void side_by_side(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, 
 // two groups. Longer runs take the full 3-group tiles.
 template <class Weights>
 void groups_range(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y) {
-  if (n_tokens <= 2)
-    side_by_side<Weights, 2>(w, x, n_tokens, g0, g1, y);
-  else
-    side_by_side<Weights, kMaxGroups>(w, x, n_tokens, g0, g1, y);
+  if (n_tokens <= 2) side_by_side<Weights, 2>(w, x, n_tokens, g0, g1, y);
+  else side_by_side<Weights, kMaxGroups>(w, x, n_tokens, g0, g1, y);
 }
 
 }  // namespace
@@ -221,14 +220,12 @@ void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_to
                         float* y) {
   constexpr int64_t kTokenBlock = 96;
   for_token_blocks(w, x, n_tokens, kTokenBlock, y, [&](const PackedActs& xb, int64_t n, float* yb) {
-    if (w.format == PackedFormat::kQ8)
-      groups_range<Q8Weights>(w, xb, n, g0, g1, yb);
-    else if (w.format == PackedFormat::kQ4)
-      groups_range<Q4Weights>(w, xb, n, g0, g1, yb);
-    else if (w.format == PackedFormat::kIQ4)
-      groups_range<IQ4Weights>(w, xb, n, g0, g1, yb);
-    else
-      groups_range<Q3Weights>(w, xb, n, g0, g1, yb);
+    switch (w.format) {
+      case PackedFormat::kQ8: return groups_range<Q8Weights>(w, xb, n, g0, g1, yb);
+      case PackedFormat::kQ4: return groups_range<Q4Weights>(w, xb, n, g0, g1, yb);
+      case PackedFormat::kIQ4: return groups_range<IQ4Weights>(w, xb, n, g0, g1, yb);
+      case PackedFormat::kQ3: return groups_range<Q3Weights>(w, xb, n, g0, g1, yb);
+    }
   });
 }
 
