@@ -1,4 +1,4 @@
-// Portable ops, and the dispatch to their AVX2 versions. Reductions keep eight
+// Portable ops, and the dispatch to their AVX2 (and AVX-512) versions. Reductions keep eight
 // partial sums: more accurate than one running sum, and vectorisable.
 #include "kernels/ops.h"
 
@@ -7,6 +7,7 @@
 
 #include "kernels/cpu.h"
 #include "kernels/ops_avx2.h"
+#include "kernels/ops_avx512.h"
 #include "kernels/rope_pairs.h"
 #include "util/fp16.h"
 
@@ -65,16 +66,22 @@ void axpy(float* y, float a, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n) {
-  if (use_avx2()) return avx2::axpy_rows(y, a, x, rows, stride, n);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < n; ++i) y[i] += a[r] * x[r * stride + i];
+void axpy_rows(float* const* y, const float* const* a, int64_t m, const float* x, int64_t rows, int64_t stride,
+               int64_t n) {
+  if (active_isa() >= Isa::Avx512) return avx512::axpy_rows(y, a, m, x, rows, stride, n);
+  if (use_avx2()) return avx2::axpy_rows(y, a, m, x, rows, stride, n);
+  for (int64_t t = 0; t < m; ++t)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < n; ++i) y[t][i] += a[t][r] * x[r * stride + i];
 }
 
-void axpy_rows_f16(float* y, const float* a, const uint16_t* x, int64_t rows, int64_t stride, int64_t n) {
-  if (use_avx2()) return avx2::axpy_rows_f16(y, a, x, rows, stride, n);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < n; ++i) y[i] += a[r] * fp16_to_fp32(x[r * stride + i]);
+void axpy_rows_f16(float* const* y, const float* const* a, int64_t m, const uint16_t* x, int64_t rows, int64_t stride,
+                   int64_t n) {
+  if (active_isa() >= Isa::Avx512) return avx512::axpy_rows_f16(y, a, m, x, rows, stride, n);
+  if (use_avx2()) return avx2::axpy_rows_f16(y, a, m, x, rows, stride, n);
+  for (int64_t t = 0; t < m; ++t)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < n; ++i) y[t][i] += a[t][r] * fp16_to_fp32(x[r * stride + i]);
 }
 
 void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved) {

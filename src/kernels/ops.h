@@ -11,11 +11,16 @@ void swiglu(float* gate, const float* up, int64_t n);     // gate = silu(gate) *
 void add(float* y, const float* x, int64_t n);            // y += x
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float* y, float a, const float* x, int64_t n);  // y += a * x
-// y[j] += sum over r < rows of a[r] * x[r * stride + j], for j < n: y read and
-// written once (a LoRA expansion: rank rows of Bᵀ into an output row).
-void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n);
+// y[i][j] += sum over k < rows of a[i][k] * x[k * stride + j], for the m
+// output rows i (row pointers y[i], a[i]) and j < n: a LoRA expansion, the rank
+// rows of Bᵀ added into m output rows. Each load of x serves several rows and
+// each y element is read and written once; every element's sum runs over k in
+// order, so a row's result does not depend on the rows beside it.
+void axpy_rows(float* const* y, const float* const* a, int64_t m, const float* x, int64_t rows, int64_t stride,
+               int64_t n);
 // The same with x's rows in F16, widened exactly.
-void axpy_rows_f16(float* y, const float* a, const uint16_t* x, int64_t rows, int64_t stride, int64_t n);
+void axpy_rows_f16(float* const* y, const float* const* a, int64_t m, const uint16_t* x, int64_t rows, int64_t stride,
+                   int64_t n);
 // Rotary embedding of one head: pairs (v[2i], v[2i+1]) when `interleaved`,
 // else (v[i], v[i + half]), i < half, rotated by angles with these cosines
 // and sines: (a, b) -> (a c - b s, a s + b c), the same roundings on every path.

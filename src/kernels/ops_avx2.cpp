@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/rope_pairs.h"
@@ -78,45 +79,72 @@ struct F16Rows {
   float load1(int64_t i) const { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(x[i]))); }
 };
 
-// W independent accumulator chains per pass: 8 keep both FMA units busy
-// through the FMA latency; each element's sum over the rows runs in one order.
-template <int W, class Rows>
-int64_t axpy_rows_pass(float* y, const float* a, Rows x, int64_t rows, int64_t stride, int64_t i, int64_t n) {
-  for (; i + 8 * W <= n; i += 8 * W) {
-    __m256 acc[W];
+// R output rows by W vectors from column i: each load of x feeds R rows, and
+// R * W accumulator chains keep both FMA units busy through their latency.
+// The sum over k runs in order.
+template <int R, int W, class Rows>
+void axpy_tile(float* const* y, const float* const* a, Rows x, int64_t rows, int64_t stride, int64_t i) {
+  __m256 acc[R][W];
 #pragma GCC unroll 8
-    for (int w = 0; w < W; ++w) acc[w] = _mm256_loadu_ps(y + i + 8 * w);
-    for (int64_t r = 0; r < rows; ++r) {
-      const __m256 va = _mm256_set1_ps(a[r]);
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-      for (int w = 0; w < W; ++w) acc[w] = _mm256_fmadd_ps(va, x.load8(r * stride + i + 8 * w), acc[w]);
+    for (int w = 0; w < W; ++w) acc[r][w] = _mm256_loadu_ps(y[r] + i + 8 * w);
+  for (int64_t k = 0; k < rows; ++k) {
+    __m256 xv[W];
+#pragma GCC unroll 8
+    for (int w = 0; w < W; ++w) xv[w] = x.load8(k * stride + i + 8 * w);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m256 va = _mm256_set1_ps(a[r][k]);
+#pragma GCC unroll 8
+      for (int w = 0; w < W; ++w) acc[r][w] = _mm256_fmadd_ps(va, xv[w], acc[r][w]);
     }
-#pragma GCC unroll 8
-    for (int w = 0; w < W; ++w) _mm256_storeu_ps(y + i + 8 * w, acc[w]);
   }
-  return i;
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int w = 0; w < W; ++w) _mm256_storeu_ps(y[r] + i + 8 * w, acc[r][w]);
 }
 
+// The n columns of R rows: whole tiles of W vectors, single vectors, and
+// fewer than 8 columns with the same fused multiply-adds one lane at a time.
+template <int R, int W, class Rows>
+void axpy_span(float* const* y, const float* const* a, Rows x, int64_t rows, int64_t stride, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 * W <= n; i += 8 * W) axpy_tile<R, W>(y, a, x, rows, stride, i);
+  for (; i + 8 <= n; i += 8) axpy_tile<R, 1>(y, a, x, rows, stride, i);
+  for (int r = 0; r < R; ++r)
+    for (int64_t j = i; j < n; ++j) {
+      float acc = y[r][j];
+      for (int64_t k = 0; k < rows; ++k) acc = std::fma(a[r][k], x.load1(k * stride + j), acc);
+      y[r][j] = acc;
+    }
+}
+
+// Four rows at a time over their whole length (see ops_avx512.cpp).
 template <class Rows>
-void axpy_rows_of(float* y, const float* a, Rows x, int64_t rows, int64_t stride, int64_t n) {
-  int64_t i = axpy_rows_pass<8>(y, a, x, rows, stride, 0, n);
-  i = axpy_rows_pass<4>(y, a, x, rows, stride, i, n);
-  i = axpy_rows_pass<1>(y, a, x, rows, stride, i, n);
-  for (; i < n; ++i) {  // fewer than 8 left: the same fused multiply-adds, one lane
-    float acc = y[i];
-    for (int64_t r = 0; r < rows; ++r) acc = std::fma(a[r], x.load1(r * stride + i), acc);
-    y[i] = acc;
+void axpy_rows_of(float* const* y, const float* const* a, int64_t m, Rows x, int64_t rows, int64_t stride,
+                  int64_t n) {
+  int64_t t = 0;
+  for (; t + 4 <= m; t += 4) axpy_span<4, 2>(y + t, a + t, x, rows, stride, n);
+  switch (m - t) {
+    case 3: axpy_span<3, 2>(y + t, a + t, x, rows, stride, n); break;
+    case 2: axpy_span<2, 4>(y + t, a + t, x, rows, stride, n); break;
+    case 1: axpy_span<1, 8>(y + t, a + t, x, rows, stride, n); break;
+    default: break;
   }
 }
 
 }  // namespace
 
-void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n) {
-  axpy_rows_of(y, a, F32Rows{x}, rows, stride, n);
+void axpy_rows(float* const* y, const float* const* a, int64_t m, const float* x, int64_t rows, int64_t stride,
+               int64_t n) {
+  axpy_rows_of(y, a, m, F32Rows{x}, rows, stride, n);
 }
 
-void axpy_rows_f16(float* y, const float* a, const uint16_t* x, int64_t rows, int64_t stride, int64_t n) {
-  axpy_rows_of(y, a, F16Rows{x}, rows, stride, n);
+void axpy_rows_f16(float* const* y, const float* const* a, int64_t m, const uint16_t* x, int64_t rows, int64_t stride,
+                   int64_t n) {
+  axpy_rows_of(y, a, m, F16Rows{x}, rows, stride, n);
 }
 
 void add(float* y, const float* x, int64_t n) {

@@ -13,8 +13,10 @@ void softcap(float* x, int64_t n, float cap);
 void add(float* y, const float* x, int64_t n);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float* y, float a, const float* x, int64_t n);
-void axpy_rows(float* y, const float* a, const float* x, int64_t rows, int64_t stride, int64_t n);
-void axpy_rows_f16(float* y, const float* a, const uint16_t* x, int64_t rows, int64_t stride, int64_t n);
+void axpy_rows(float* const* y, const float* const* a, int64_t m, const float* x, int64_t rows, int64_t stride,
+               int64_t n);
+void axpy_rows_f16(float* const* y, const float* const* a, int64_t m, const uint16_t* x, int64_t rows, int64_t stride,
+                   int64_t n);
 int64_t argmax(const float* x, int64_t n);
 float max_of(const float* x, int64_t n);
 float sum(const float* x, int64_t n);

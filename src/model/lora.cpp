@@ -1,6 +1,7 @@
 #include "model/lora.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "gguf/gguf.h"
@@ -14,8 +15,8 @@ namespace {
 
 // Multiply-adds below which a step runs on the calling thread (as matmul()'s threshold).
 constexpr int64_t kLoraParallelWork = 1 << 16;
-// Output columns per expansion block: a block of Bᵀ's rank rows stays in L1 across the rows.
-constexpr int64_t kCols = 256;
+// Output rows per expansion call (their pointers are gathered on the stack).
+constexpr int32_t kExpandRows = 64;
 
 constexpr const char* kStems[kLoraTargets] = {"attn_q",   "attn_k", "attn_v",   "attn_output",
                                               "ffn_gate", "ffn_up", "ffn_down", "output"};
@@ -178,8 +179,7 @@ void LoraStep::group_rows(const LoraUse* rows, int32_t n) {
 }
 
 // A unit: its rows' shrinks for every part of its group, then their
-// expansions a column block at a time, so that a block of Bᵀ's rank rows
-// stays in L1 across the rows.
+// expansions, up to kExpandRows rows a call.
 void LoraStep::run(const Unit& u, const LoraUse* rows) {
   const float* xu = xg_.data() + size_t(u.first + u.i0) * in_;
   for (size_t j = u.part0; j < u.part1; ++j) {
@@ -196,16 +196,19 @@ void LoraStep::run(const Unit& u, const LoraUse* rows) {
     const Part& part = parts_[j];
     const LoraPair& p = *part.pair;
     const size_t out = size_t(p.out), r = size_t(p.rank);
-    for (size_t c0 = 0; c0 < out; c0 += size_t(kCols)) {
-      const size_t cols = std::min(out - c0, size_t(kCols));
-      for (int32_t i = u.i0; i < u.i1; ++i) {
-        float* y = part.y + size_t(picked_[size_t(u.first + i)]) * out + c0;
-        const float* c = coef_.data() + part.coef + size_t(i) * r;
-        if (p.bt.type == DType::F32)
-          axpy_rows(y, c, static_cast<const float*>(p.bt.data) + c0, int64_t(r), int64_t(out), int64_t(cols));
-        else
-          axpy_rows_f16(y, c, static_cast<const uint16_t*>(p.bt.data) + c0, int64_t(r), int64_t(out), int64_t(cols));
+    for (int32_t i0 = u.i0; i0 < u.i1; i0 += kExpandRows) {
+      const int32_t m = std::min(u.i1 - i0, kExpandRows);
+      std::array<float*, kExpandRows> y;
+      std::array<const float*, kExpandRows> c;
+      for (int32_t i = 0; i < m; ++i) {
+        y[size_t(i)] = part.y + size_t(picked_[size_t(u.first + i0 + i)]) * out;
+        c[size_t(i)] = coef_.data() + part.coef + size_t(i0 + i) * r;
       }
+      if (p.bt.type == DType::F32)
+        axpy_rows(y.data(), c.data(), m, static_cast<const float*>(p.bt.data), int64_t(r), int64_t(out), int64_t(out));
+      else
+        axpy_rows_f16(y.data(), c.data(), m, static_cast<const uint16_t*>(p.bt.data), int64_t(r), int64_t(out),
+                      int64_t(out));
     }
   }
 }

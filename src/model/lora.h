@@ -88,7 +88,7 @@ struct LoraOutput {
 // rows (or a share of them when the batch has fewer adapters than the threads
 // need units): the shrinks (A x, the float matmul kernel over the unit's
 // rows), then the expansions (Bᵀ's rank rows added straight into the output
-// rows, a column block at a time) of every projection the adapter targets.
+// rows, 4 rows sharing each load of Bᵀ) of every projection the adapter targets.
 // No unit needs another's shrinks, so the step never waits half-way.
 class LoraStep {
  public:

@@ -22,10 +22,12 @@ std::vector<float> random_vec(int64_t n, unsigned seed, float scale = 1.0f) {
   return v;
 }
 
-// Scalar and AVX2 (when the CPU has it; the wider paths use AVX2 ops).
+// Scalar, AVX2 and AVX-512 where the CPU has them (the wider paths use these
+// ops; AVX-512 has its own only for some).
 std::vector<Isa> paths() {
   std::vector<Isa> p{Isa::Scalar};
-  if (isa_supported(Isa::Avx2)) p.push_back(Isa::Avx2);
+  for (const Isa isa : {Isa::Avx2, Isa::Avx512})
+    if (isa_supported(isa)) p.push_back(isa);
   return p;
 }
 
@@ -66,22 +68,48 @@ TEST_P(OpsTest, AxpyAndAdd) {
   }
 }
 
+// m output rows at once: each row's sums against the double reference, and
+// bit for bit the row computed alone (a row's result must not depend on the
+// rows beside it). `widen` gives x's values as the kernel reads them.
+template <class X, class Call>
+void check_axpy_rows(const std::vector<X>& x, const std::vector<float>& widened, int64_t rows, int64_t stride,
+                     int64_t n, Call call) {
+  for (const int64_t m : {1, 2, 3, 4, 5, 7, 9}) {
+    const auto a = random_vec(m * rows, 8 + unsigned(m));
+    auto y = random_vec(m * n, 9 + unsigned(m));
+    const auto y0 = y;
+    std::vector<float*> yp;
+    std::vector<const float*> ap;
+    for (int64_t t = 0; t < m; ++t) {
+      yp.push_back(y.data() + t * n);
+      ap.push_back(a.data() + t * rows);
+    }
+    call(yp.data(), ap.data(), m, x.data(), rows, stride, n);
+    for (int64_t t = 0; t < m; ++t) {
+      std::vector<float> alone(y0.begin() + t * n, y0.begin() + (t + 1) * n);
+      float* yt = alone.data();
+      const float* at = ap[size_t(t)];
+      call(&yt, &at, 1, x.data(), rows, stride, n);
+      for (int64_t i = 0; i < n; ++i) {
+        double want = y0[size_t(t * n + i)], mag = std::fabs(want);
+        for (int64_t r = 0; r < rows; ++r) {
+          want += double(at[r]) * widened[size_t(r * stride + i)];
+          mag += std::fabs(double(at[r]) * widened[size_t(r * stride + i)]);
+        }
+        const float got = y[size_t(t * n + i)];
+        ASSERT_NEAR(got, want, kRel * mag) << n << " x " << rows << ", row " << t << " of " << m << " at " << i;
+        ASSERT_EQ(got, alone[size_t(i)]) << n << " x " << rows << ", row " << t << " of " << m << " at " << i;
+      }
+    }
+  }
+}
+
 TEST_P(OpsTest, AxpyRows) {
   for (const int64_t n : kSizes)
     for (const int64_t rows : {1, 5, 16}) {
       const int64_t stride = n + 3;  // rows of x further apart than n
-      const auto x = random_vec(rows * stride, 7), a = random_vec(rows, 8);
-      auto y = random_vec(n, 9);
-      const auto y0 = y;
-      axpy_rows(y.data(), a.data(), x.data(), rows, stride, n);
-      for (int64_t i = 0; i < n; ++i) {
-        double want = y0[size_t(i)], mag = std::fabs(y0[size_t(i)]);
-        for (int64_t r = 0; r < rows; ++r) {
-          want += double(a[size_t(r)]) * x[size_t(r * stride + i)];
-          mag += std::fabs(double(a[size_t(r)]) * x[size_t(r * stride + i)]);
-        }
-        ASSERT_NEAR(y[size_t(i)], want, kRel * mag) << n << " x " << rows << " at " << i;
-      }
+      const auto x = random_vec(rows * stride, 7);
+      check_axpy_rows(x, x, rows, stride, n, [](auto... args) { axpy_rows(args...); });
     }
 }
 
@@ -90,24 +118,14 @@ TEST_P(OpsTest, AxpyRowsOfF16) {
   for (const int64_t n : kSizes)
     for (const int64_t rows : {1, 5, 16}) {
       const int64_t stride = n + 3;
-      const auto xf = random_vec(rows * stride, 17), a = random_vec(rows, 18);
+      const auto xf = random_vec(rows * stride, 17);
       std::vector<uint16_t> x(xf.size());
       std::vector<float> widened(xf.size());
       for (size_t i = 0; i < x.size(); ++i) {
         x[i] = fp32_to_fp16(xf[i]);
         widened[i] = fp16_to_fp32(x[i]);
       }
-      auto y = random_vec(n, 19);
-      const auto y0 = y;
-      axpy_rows_f16(y.data(), a.data(), x.data(), rows, stride, n);
-      for (int64_t i = 0; i < n; ++i) {
-        double want = y0[size_t(i)], mag = std::fabs(y0[size_t(i)]);
-        for (int64_t r = 0; r < rows; ++r) {
-          want += double(a[size_t(r)]) * widened[size_t(r * stride + i)];
-          mag += std::fabs(double(a[size_t(r)]) * widened[size_t(r * stride + i)]);
-        }
-        ASSERT_NEAR(y[size_t(i)], want, kRel * mag) << n << " x " << rows << " at " << i;
-      }
+      check_axpy_rows(x, widened, rows, stride, n, [](auto... args) { axpy_rows_f16(args...); });
     }
 }
 
