@@ -65,21 +65,42 @@ Sample measure(int reps, const std::function<double()>& f) {
   return summarize(std::move(v));
 }
 
-// Bytes streamed per decoded token: every matrix but the embedding table
-// (one row of it), which the output projection reads in full when tied. Of a
-// mixture-of-experts FFN, the router, the shared expert and the k experts a
-// token goes through (experts are all of one size).
-uint64_t decode_bytes(const Model& m) {
-  auto bytes = [](const MatrixView& w) { return row_bytes(w.type, uint64_t(w.cols)) * uint64_t(w.rows); };
+uint64_t matrix_bytes(const MatrixView& w) { return row_bytes(w.type, uint64_t(w.cols)) * uint64_t(w.rows); }
+uint64_t matrix_params(const MatrixView& w) { return uint64_t(w.cols) * uint64_t(w.rows); }
+
+// What one token goes through, each matrix measured by `size`: every block's
+// matrices (of a mixture-of-experts FFN, the router, the shared expert and
+// the k experts a token takes; experts are all of one size), and the output
+// projection when `output`. Never the embedding table (one row of it).
+template <class Size>
+uint64_t per_token(const Model& m, Size size, bool output) {
   const Weights& w = m.weights();
-  uint64_t total = bytes(w.output);
+  uint64_t total = output ? size(w.output) : 0;
   for (const auto& l : w.layers) {
-    total += bytes(l.wq) + bytes(l.wk) + bytes(l.wv) + bytes(l.wo) + bytes(l.w_gate) + bytes(l.w_up) + bytes(l.w_down);
+    total += size(l.wq) + size(l.wk) + size(l.wv) + size(l.wo) + size(l.w_gate) + size(l.w_up) + size(l.w_down);
     const MoeWeights& e = l.moe;
     if (!e.enabled()) continue;
-    total += bytes(e.router) + bytes(e.shared_gate) + bytes(e.shared_up) + bytes(e.shared_down) +
-             uint64_t(m.config().moe.n_used) * (bytes(e.gate[0]) + bytes(e.up[0]) + bytes(e.down[0]));
+    total += size(e.router) + size(e.shared_gate) + size(e.shared_up) + size(e.shared_down) +
+             uint64_t(m.config().moe.n_used) * (size(e.gate[0]) + size(e.up[0]) + size(e.down[0]));
   }
+  return total;
+}
+
+// Bytes streamed per decoded token (the output projection reads the whole
+// embedding table when tied).
+uint64_t decode_bytes(const Model& m) { return per_token(m, matrix_bytes, true); }
+
+// Weights a prompt token multiplies: prefill applies the output projection
+// to the last token only, so its speed per parameter counts the blocks'.
+uint64_t prefill_params(const Model& m) { return per_token(m, matrix_params, false); }
+
+// Of a mixture-of-experts model, the bytes of one routed expert (gate, up and
+// down) summed over the blocks: what each expert a step runs beyond another
+// costs per block, all blocks together. 0 for a dense model.
+uint64_t expert_bytes(const Model& m) {
+  uint64_t total = 0;
+  for (const auto& l : m.weights().layers)
+    if (l.moe.enabled()) total += matrix_bytes(l.moe.gate[0]) + matrix_bytes(l.moe.up[0]) + matrix_bytes(l.moe.down[0]);
   return total;
 }
 
@@ -140,10 +161,12 @@ nlohmann::json decode_against_bound(LlmEngine& engine, ThreadPool& pool, const B
 // `batch` sequences with a 16-token prompt each decode `steps` tokens
 // together through BatchForward (one matmul per weight for the whole batch,
 // paged F16 KV, logits for every sequence; sampling excluded). Returns the
-// aggregate tokens per second. The KV pool is written before the clock
+// aggregate tokens per second, and in `experts` (mixture-of-experts models)
+// the distinct experts a step ran per block on average. The KV pool is written before the clock
 // starts: the table is the kernels' speed, not the first touch of the
 // pool's pages (5-8 us a 4 KiB page on the Zen 5 guest, docs/performance.md).
-double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps, LoraUse lora) {
+double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps, LoraUse lora,
+                            double& experts) {
   constexpr int32_t kPrompt = 16, kBlock = 16;
   const int32_t blocks = (kPrompt + steps + kBlock - 1) / kBlock;
   KvCache cache(model.config(), DType::F16, kBlock, int64_t(batch) * blocks, KvCache::Commit::Now);
@@ -156,6 +179,7 @@ double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch,
   for (int32_t s = 0; s < batch; ++s) chunks[size_t(s)] = {prompt.data(), kPrompt, 0, &tables[size_t(s * blocks)], false};
   for (BatchChunk& c : chunks) c.lora = lora.adapter, c.lora_scale = lora.scale;
   forward.step(chunks.data(), batch);
+  const uint64_t run0 = forward.experts_run();
   const auto t0 = Clock::now();
   for (int32_t step = 0; step < steps; ++step) {
     for (int32_t s = 0; s < batch; ++s) {
@@ -168,7 +192,11 @@ double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch,
     }
     forward.step(chunks.data(), batch);
   }
-  return double(batch) * steps / std::chrono::duration<double>(Clock::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  int32_t moe_blocks = 0;
+  for (const auto& l : model.weights().layers) moe_blocks += l.moe.enabled();
+  experts = moe_blocks ? double(forward.experts_run() - run0) / (double(steps) * moe_blocks) : 0.0;
+  return double(batch) * steps / seconds;
 }
 
 // One sequence's step over `positions` positions with every position's
@@ -258,6 +286,7 @@ nlohmann::json run_bench(const BenchArgs& a) {
                   {"arch", model->config().arch},   {"type", weight_type(*model)},
                   {"params", model->n_params()},    {"bytes", model->weight_bytes()},
                   {"bytes_per_token", per_token},   {"packed_bytes", model->packed_bytes()},
+                  {"prefill_params_per_token", prefill_params(*model)},
                   {"experts", model->config().moe.n_experts}, {"experts_used", model->config().moe.n_used}};
   const auto t_lora = Clock::now();
   const BenchLora lora{a.lora.load(*model), a.lora.scale()};
@@ -275,15 +304,25 @@ nlohmann::json run_bench(const BenchArgs& a) {
   for (int32_t n : a.prompt_lengths) {
     if (n + 1 >= model->config().context_length) continue;
     const Sample s = prefill_tok_s(engine, n, a.reps, lora);
-    out["prefill"].push_back({{"tokens", n}, {"tok_s", s.median}, {"tok_s_spread", s.to_json()}});
+    out["prefill"].push_back({{"tokens", n},
+                              {"tok_s", s.median},
+                              {"tok_s_spread", s.to_json()},
+                              {"weight_gmacs", s.median * double(prefill_params(*model)) / 1e9}});
   }
   out["decode"] = nlohmann::json::array();
   for (int32_t b : a.batches) {
-    const Sample s = measure(a.reps, [&] { return batched_decode_tok_s(*model, pool, b, a.batch_steps, lora.use()); });
-    out["decode"].push_back({{"batch", b},
-                             {"tok_s", s.median},
-                             {"ms_per_token", 1000.0 * b / s.median},
-                             {"tok_s_spread", s.to_json()}});
+    double experts = 0.0;
+    const Sample s =
+        measure(a.reps, [&] { return batched_decode_tok_s(*model, pool, b, a.batch_steps, lora.use(), experts); });
+    nlohmann::json row = {
+        {"batch", b}, {"tok_s", s.median}, {"ms_per_token", 1000.0 * b / s.median}, {"tok_s_spread", s.to_json()}};
+    if (model->config().moe.n_experts > 0) {
+      // The bytes a step reads: the shared parts once, and each expert it ran.
+      const double moe_used = model->config().moe.n_used;
+      row["experts_per_block"] = experts;
+      row["bytes_per_step"] = double(per_token) - (moe_used - experts) * double(expert_bytes(*model));
+    }
+    out["decode"].push_back(row);
   }
   out["verify"] = verification_table(*model, pool, a, lora.use());
   EngineConfig spec_config = config;
@@ -296,6 +335,11 @@ nlohmann::json run_bench(const BenchArgs& a) {
   const double gbs = out["decode_batch1"]["bandwidth_gbs"].get<double>();
   out["machine"]["bandwidth_gbs"] = gbs;
   out["bound_tok_s"] = gbs * 1e9 / double(per_token);
+  for (auto& row : out["decode"])
+    if (row.contains("bytes_per_step")) {
+      row["bound_tok_s"] = row["batch"].get<double>() * gbs * 1e9 / row["bytes_per_step"].get<double>();
+      row["percent_of_bound"] = 100.0 * row["tok_s"].get<double>() / row["bound_tok_s"].get<double>();
+    }
   return out;
 }
 
@@ -329,17 +373,25 @@ void print_text(const nlohmann::json& j) {
                 j["lora"]["scale"].get<double>(), j["lora"]["load_ms"].get<double>());
   std::printf("median of %d runs after a warm-up, [min-max]\n", j["reps"].get<int>());
   for (const auto& p : j["prefill"])
-    std::printf("prefill %d tokens: %.1f tok/s %s\n", p["tokens"].get<int>(), p["tok_s"].get<double>(),
-                spread(p["tok_s_spread"]).c_str());
+    std::printf("prefill %d tokens: %.1f tok/s %s; %.1f G weight multiply-adds/s\n", p["tokens"].get<int>(),
+                p["tok_s"].get<double>(), spread(p["tok_s_spread"]).c_str(), p["weight_gmacs"].get<double>());
   const auto& d = j["decode_batch1"];
   std::printf("decode batch 1: %.1f tok/s %s; bandwidth bound %.1f tok/s; %.0f%% of bound %s (each run's own)\n",
               d["tok_s"].get<double>(), spread(d["tok_s_spread"]).c_str(), j["bound_tok_s"].get<double>(),
               d["percent_of_bound"].get<double>(), spread(d["percent_of_bound_spread"]).c_str());
   std::printf("batched decode (BatchForward, 16-token prompts, sampling excluded):\n");
-  std::printf("%6s | %22s | %s\n", "batch", "aggregate tok/s", "per-token latency ms");
-  for (const auto& b : j["decode"])
-    std::printf("%6d | %7.1f %14s | %.2f\n", b["batch"].get<int>(), b["tok_s"].get<double>(),
+  const bool moe = j["model"]["experts"].get<int>() > 0;
+  std::printf("%6s | %22s | %s%s\n", "batch", "aggregate tok/s", "per-token latency ms",
+              moe ? " | experts per block | MB per step | bandwidth bound tok/s" : "");
+  for (const auto& b : j["decode"]) {
+    std::printf("%6d | %7.1f %14s | %.2f", b["batch"].get<int>(), b["tok_s"].get<double>(),
                 spread(b["tok_s_spread"]).c_str(), b["ms_per_token"].get<double>());
+    if (b.contains("bound_tok_s"))
+      std::printf(" | %.1f | %.1f | %.1f (%.0f%%)", b["experts_per_block"].get<double>(),
+                  b["bytes_per_step"].get<double>() / 1e6, b["bound_tok_s"].get<double>(),
+                  b["percent_of_bound"].get<double>());
+    std::printf("\n");
+  }
   if (!j["verify"].empty()) {
     std::printf("speculative verification (one sequence, its token and k drafts, every position's logits):\n");
     std::printf("%6s | %22s | %s\n", "k", "ms per step", "x a one-token step");

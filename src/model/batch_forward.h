@@ -64,6 +64,9 @@ class BatchForward {
   int32_t max_tokens() const { return max_tokens_; }
   int32_t max_chunks() const { return max_chunks_; }
   int32_t max_context() const { return max_context_; }
+  // Of a mixture-of-experts model, the experts run so far, summed over blocks
+  // and steps (MoeFfn::experts_run); 0 for a dense model.
+  uint64_t experts_run() const { return moe_ ? moe_->experts_run() : 0; }
 
  private:
   struct Job {

@@ -111,6 +111,7 @@ void MoeFfn::group(const float* x, int32_t n) {
 void MoeFfn::plan_slices(int32_t threads) {
   int32_t active = 0;
   for (int32_t e = 0; e < n_experts_; ++e) active += first_[size_t(e)] != first_[size_t(e) + 1];
+  experts_run_ += uint64_t(active);
   const auto slice_rows = [&](int32_t rows) {
     const int32_t per_expert = std::max(1, kJobsPerThread * threads / std::max(1, active));
     const int32_t want = (rows + per_expert - 1) / per_expert;

@@ -26,6 +26,9 @@ class MoeFfn {
   const int32_t* expert_ids() const { return ids_.data(); }
   const float* expert_weights() const { return weights_.data(); }
   int32_t experts_per_token() const { return k_; }
+  // Experts run (each read once) over every forward() so far: a step's
+  // distinct experts, summed over calls. Benchmarks divide by the calls.
+  uint64_t experts_run() const { return experts_run_; }
 
  private:
   void route(const MoeWeights& w, const float* x, int32_t n, ThreadPool& pool);
@@ -56,6 +59,7 @@ class MoeFfn {
   std::vector<float> sg_, su_, ys_;         // shared expert: gate, up, outputs
   std::vector<float> out_;                  // [token][dim]
   std::vector<Slice> up_jobs_, down_jobs_;  // this step's: gate/up rows, down rows
+  uint64_t experts_run_ = 0;
 };
 
 }  // namespace parley

@@ -150,6 +150,19 @@ TEST(Cli, MkmodelThenGenerate) {
   std::filesystem::remove(path);
 }
 
+// Prefill's speed per parameter counts the weights a prompt token multiplies:
+// the bundled model's 5 blocks of q, k, v, o (64x64, 32x64, 32x64, 64x64) and
+// gate, up, down (172x64 each), not its tied embedding/output table.
+TEST(Cli, BenchCountsThePrefillWeights) {
+  const auto bench = run("bench -m " PARLEY_SOURCE_DIR "/models/stories260K.gguf --prompt-tokens 16 --decode-tokens 4 "
+                         "--batch 1 --batch-steps 2 --reps 1 --bandwidth-mib 8 --json");
+  ASSERT_EQ(bench.status, 0) << bench.err;
+  const auto j = nlohmann::json::parse(bench.out);
+  EXPECT_EQ(j["model"]["prefill_params_per_token"].get<uint64_t>(), 5u * (2 * 4096 + 2 * 2048 + 3 * 172 * 64));
+  const auto& p = j["prefill"][0];
+  EXPECT_DOUBLE_EQ(p["weight_gmacs"].get<double>(), p["tok_s"].get<double>() * 226560 / 1e9);
+}
+
 // Each mixture-of-experts family from the command line through quantize,
 // info and generate; experts used beyond the experts is refused.
 TEST(Cli, MkmodelMixtureOfExperts) {
@@ -167,6 +180,21 @@ TEST(Cli, MkmodelMixtureOfExperts) {
     const auto gen = run("generate -m " + base + "-q8.gguf -p 'hi' -n 5 --ids --temp 0");
     ASSERT_EQ(gen.status, 0) << gen.err;
   }
+  // bench counts the experts a batched step runs: a token's k exactly, a
+  // batch's between k and all, and the bytes and bound follow from them.
+  const auto bench = run("bench -m " + base + "-q8.gguf --prompt-tokens 8 --decode-tokens 4 --batch 1 8 "
+                         "--batch-steps 4 --reps 1 --bandwidth-mib 8 --json");
+  ASSERT_EQ(bench.status, 0) << bench.err;
+  const auto j = nlohmann::json::parse(bench.out);
+  const auto& one = j["decode"][0];
+  const auto& eight = j["decode"][1];
+  EXPECT_EQ(one["experts_per_block"].get<double>(), 2.0);
+  EXPECT_EQ(one["bytes_per_step"].get<double>(), j["model"]["bytes_per_token"].get<double>());
+  EXPECT_GE(eight["experts_per_block"].get<double>(), 2.0);
+  EXPECT_LE(eight["experts_per_block"].get<double>(), 4.0);
+  EXPECT_GE(eight["bytes_per_step"].get<double>(), one["bytes_per_step"].get<double>());
+  EXPECT_NEAR(eight["bound_tok_s"].get<double>(),
+              8 * j["machine"]["bandwidth_gbs"].get<double>() * 1e9 / eight["bytes_per_step"].get<double>(), 1e-6);
   const auto bad = run("mkmodel --arch qwen3moe --experts 4 --experts-used 5 -o " + base + ".gguf");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("experts used (5) must be at most the experts (4)"), std::string::npos) << bad.err;
