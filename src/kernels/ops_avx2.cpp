@@ -11,6 +11,7 @@
 
 #include "kernels/rope_pairs.h"
 #include "kernels/simd_avx2.h"
+#include "kernels/token_tiles.h"
 
 namespace parley::avx2 {
 namespace {
@@ -121,18 +122,12 @@ void axpy_span(float* const* y, const float* const* a, Rows x, int64_t rows, int
     }
 }
 
-// Four rows at a time over their whole length (see ops_avx512.cpp).
+// Four rows at a time over their whole length (see ops_avx512.cpp); fewer
+// rows take more vectors, to keep 8 chains in flight.
 template <class Rows>
 void axpy_rows_of(float* const* y, const float* const* a, int64_t m, Rows x, int64_t rows, int64_t stride,
                   int64_t n) {
-  int64_t t = 0;
-  for (; t + 4 <= m; t += 4) axpy_span<4, 2>(y + t, a + t, x, rows, stride, n);
-  switch (m - t) {
-    case 3: axpy_span<3, 2>(y + t, a + t, x, rows, stride, n); break;
-    case 2: axpy_span<2, 4>(y + t, a + t, x, rows, stride, n); break;
-    case 1: axpy_span<1, 8>(y + t, a + t, x, rows, stride, n); break;
-    default: break;
-  }
+  for_token_tiles<4>(m, [&]<int R>(int64_t t) { axpy_span<R, 8 / R>(y + t, a + t, x, rows, stride, n); });
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 
+#include "kernels/token_tiles.h"
+
 namespace parley::avx512 {
 namespace {
 
@@ -66,17 +68,11 @@ void rows_span(float* const* y, const float* const* a, Rows x, int64_t rows, int
 // Four rows at a time over their whole length: the output rows stream in
 // order (they are a projection's outputs, mostly out of cache, and a pass by
 // column blocks across many rows ran slower), and Bᵀ's rows come from L2.
+// One row alone takes 8 vectors, to keep 8 chains in flight.
 template <class Rows>
 void axpy_rows_of(float* const* y, const float* const* a, int64_t m, Rows x, int64_t rows, int64_t stride,
                   int64_t n) {
-  int64_t t = 0;
-  for (; t + 4 <= m; t += 4) rows_span<4, 4>(y + t, a + t, x, rows, stride, n);
-  switch (m - t) {
-    case 3: rows_span<3, 4>(y + t, a + t, x, rows, stride, n); break;
-    case 2: rows_span<2, 4>(y + t, a + t, x, rows, stride, n); break;
-    case 1: rows_span<1, 8>(y + t, a + t, x, rows, stride, n); break;
-    default: break;
-  }
+  for_token_tiles<4>(m, [&]<int R>(int64_t t) { rows_span<R, R == 1 ? 8 : 4>(y + t, a + t, x, rows, stride, n); });
 }
 
 }  // namespace

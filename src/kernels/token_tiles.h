@@ -1,6 +1,7 @@
 #pragma once
 // Token tiles shared by the matmul drivers (tile.h) and the packed int8
-// kernels: tile.template operator()<NT>(t0) for n tokens, tiles of MaxNT then
+// kernels (and the output-row tiles of axpy_rows, ops_avx*.cpp):
+// tile.template operator()<NT>(t0) for n tokens, tiles of MaxNT then
 // one tile of the rest, so each tile's size is known at compile time (its
 // accumulators are registers). Every caller instantiates it with its own
 // lambda, inside its own per-ISA file and flags.
