@@ -162,9 +162,10 @@ nlohmann::json decode_against_bound(LlmEngine& engine, ThreadPool& pool, const B
 // together through BatchForward (one matmul per weight for the whole batch,
 // paged F16 KV, logits for every sequence; sampling excluded). Returns the
 // aggregate tokens per second, and in `experts` (mixture-of-experts models)
-// the distinct experts a step ran per block on average. The KV pool is written before the clock
-// starts: the table is the kernels' speed, not the first touch of the
-// pool's pages (5-8 us a 4 KiB page on the Zen 5 guest, docs/performance.md).
+// the distinct experts a step ran per block on average. The KV pool is
+// written before the clock starts: the table is the kernels' speed, not the
+// first touch of the pool's pages (5-8 us a 4 KiB page on the Zen 5 guest,
+// docs/performance.md).
 double batched_decode_tok_s(const Model& model, ThreadPool& pool, int32_t batch, int32_t steps, LoraUse lora,
                             double& experts) {
   constexpr int32_t kPrompt = 16, kBlock = 16;

@@ -6,7 +6,6 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "kernels/rope_pairs.h"
