@@ -302,15 +302,17 @@ nlohmann::json run_bench(const BenchArgs& a) {
   for (int32_t n : a.prompt_lengths) config.max_batch_tokens = std::max(config.max_batch_tokens, n);
   LlmEngine engine(*model, config);
   out["prefill"] = nlohmann::json::array();
+  const auto multiplied = double(prefill_params(*model));
   for (int32_t n : a.prompt_lengths) {
     if (n + 1 >= model->config().context_length) continue;
     const Sample s = prefill_tok_s(engine, n, a.reps, lora);
     out["prefill"].push_back({{"tokens", n},
                               {"tok_s", s.median},
                               {"tok_s_spread", s.to_json()},
-                              {"weight_gmacs", s.median * double(prefill_params(*model)) / 1e9}});
+                              {"weight_gmacs", s.median * multiplied / 1e9}});
   }
   out["decode"] = nlohmann::json::array();
+  const auto moe_used = double(model->config().moe.n_used), per_expert = double(expert_bytes(*model));
   for (int32_t b : a.batches) {
     double experts = 0.0;
     const Sample s =
@@ -319,9 +321,8 @@ nlohmann::json run_bench(const BenchArgs& a) {
         {"batch", b}, {"tok_s", s.median}, {"ms_per_token", 1000.0 * b / s.median}, {"tok_s_spread", s.to_json()}};
     if (model->config().moe.n_experts > 0) {
       // The bytes a step reads: the shared parts once, and each expert it ran.
-      const double moe_used = model->config().moe.n_used;
       row["experts_per_block"] = experts;
-      row["bytes_per_step"] = double(per_token) - (moe_used - experts) * double(expert_bytes(*model));
+      row["bytes_per_step"] = double(per_token) - (moe_used - experts) * per_expert;
     }
     out["decode"].push_back(row);
   }

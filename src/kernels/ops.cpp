@@ -1,5 +1,6 @@
-// Portable ops, and the dispatch to their AVX2 (and AVX-512) versions. Reductions keep eight
-// partial sums: more accurate than one running sum, and vectorisable.
+// Portable ops, and the dispatch to their AVX2 (and AVX-512) versions.
+// Reductions keep eight partial sums: more accurate than one running sum, and
+// vectorisable.
 #include "kernels/ops.h"
 
 #include <algorithm>
@@ -23,6 +24,15 @@ float sum8(const float* a, const float* b, int64_t n) {
   for (; i < n; ++i) sum += a[i] * b[i];
   for (float p : part) sum += p;
   return sum;
+}
+
+// axpy_rows' scalar path, x's values widened by `widen`.
+template <class X, class Widen>
+void axpy_rows_scalar(float* const* y, const float* const* a, int64_t m, const X* x, int64_t rows, int64_t stride,
+                      int64_t n, Widen widen) {
+  for (int64_t t = 0; t < m; ++t)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < n; ++i) y[t][i] += a[t][r] * widen(x[r * stride + i]);
 }
 
 }  // namespace
@@ -70,18 +80,14 @@ void axpy_rows(float* const* y, const float* const* a, int64_t m, const float* x
                int64_t n) {
   if (active_isa() >= Isa::Avx512) return avx512::axpy_rows(y, a, m, x, rows, stride, n);
   if (use_avx2()) return avx2::axpy_rows(y, a, m, x, rows, stride, n);
-  for (int64_t t = 0; t < m; ++t)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t i = 0; i < n; ++i) y[t][i] += a[t][r] * x[r * stride + i];
+  axpy_rows_scalar(y, a, m, x, rows, stride, n, [](float v) { return v; });
 }
 
 void axpy_rows_f16(float* const* y, const float* const* a, int64_t m, const uint16_t* x, int64_t rows, int64_t stride,
                    int64_t n) {
   if (active_isa() >= Isa::Avx512) return avx512::axpy_rows_f16(y, a, m, x, rows, stride, n);
   if (use_avx2()) return avx2::axpy_rows_f16(y, a, m, x, rows, stride, n);
-  for (int64_t t = 0; t < m; ++t)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t i = 0; i < n; ++i) y[t][i] += a[t][r] * fp16_to_fp32(x[r * stride + i]);
+  axpy_rows_scalar(y, a, m, x, rows, stride, n, fp16_to_fp32);
 }
 
 void rope_rotate(float* v, const float* cos, const float* sin, int64_t half, bool interleaved) {
