@@ -83,6 +83,15 @@ bool has_avx512_bf16() {
 #endif
 }
 
+bool has_gfni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool gfni = isa_supported(Isa::Vnni) && __builtin_cpu_supports("gfni");
+  return gfni;
+#else
+  return false;
+#endif
+}
+
 Isa detect_isa() {
   for (int i = int(kNames.size()) - 1; i > 0; --i)
     if (isa_supported(Isa(i))) return Isa(i);

@@ -16,6 +16,8 @@ bool isa_supported(Isa);
 inline bool use_avx2() { return active_isa() != Isa::Scalar; }
 // AVX512-BF16 (vdpbf16ps), used by the AVX-512 paths for BF16 weights.
 bool has_avx512_bf16();
+// GFNI (vgf2p8affineqb) beside AVX512-VNNI, used by the packed Q3_K tiles.
+bool has_gfni();
 std::string_view isa_name(Isa);
 
 // "scalar", "avx2", ... (isa_name's inverse); nullopt for other names.

@@ -72,27 +72,32 @@ void pack_iq4_super(const BlockIQ4_XS* blk, const PackedMatrix& layout, uint8_t*
   }
 }
 
-// A Q3_K super-block, as IQ4_XS's, its quants stored q + 4 (0..7):
-// lines 0 and 1 hold elements 0-15 and 16-31 of a block, element 4k + i of
-// a line in bits 2k, 2k+1 of the row's byte i; line 2 their third bits,
-// element 4k + i in bit k of byte i.
+// A Q3_K super-block, as IQ4_XS's, but with two int8 scales a row and
+// block (its sub-blocks', side by side) and its quants stored q + 4 (0..7),
+// 3 bits: the row's byte i of the lines 0, 1, 2 of a block holds elements
+// 4s + i, s = 0..7: s = 0..5 in bits 3(s % 2) .. +2 of line s / 2; s = 6
+// and 7 their low two bits in bits 6, 7 of line s - 6 and their third bits
+// in bits 6, 7 of line 2. One gf2p8affine reads a step of 16 rows from a line.
 void pack_q3_super(const BlockQ3_K* blk, const PackedMatrix& layout, uint8_t* group, int64_t b, int64_t r) {
   BlockK k{};
   if (blk) decode_q3_k(reinterpret_cast<const uint8_t*>(blk), k);
   const uint16_t d = blk ? blk->d : 0;
   std::memcpy(group + layout.super_offset(b) + r * 2, &d, 2);
   for (int j = 0; j < 8; ++j) {
-    uint8_t* scales = group + layout.scale_offset(b + j) + r;
+    uint8_t* scales = group + layout.scale_offset(b + j) + 2 * r;
     scales[0] = uint8_t(k.sc[2 * j]);
-    scales[16] = uint8_t(k.sc[2 * j + 1]);
+    scales[1] = uint8_t(k.sc[2 * j + 1]);
     uint8_t* quants = group + layout.quant_offset(b + j) + r * 4;
-    std::memset(quants, 0, 4);
-    std::memset(quants + 64, 0, 4);
-    std::memset(quants + 128, 0, 4);
+    for (int line = 0; line < 3; ++line) std::memset(quants + line * 64, 0, 4);
     for (int e = 0; e < kQK; ++e) {
-      const int u = blk ? k.q[32 * j + e] + 4 : 0;
-      quants[(e / 16) * 64 + e % 4] = uint8_t(quants[(e / 16) * 64 + e % 4] | (u & 3) << (2 * (e % 16 / 4)));
-      quants[128 + e % 4] = uint8_t(quants[128 + e % 4] | (u >> 2) << (e / 4));
+      const int u = blk ? k.q[32 * j + e] + 4 : 0, s = e / 4;
+      uint8_t* byte = quants + e % 4;
+      if (s < 6) {
+        byte[s / 2 * 64] = uint8_t(byte[s / 2 * 64] | u << 3 * (s % 2));
+      } else {
+        byte[(s - 6) * 64] = uint8_t(byte[(s - 6) * 64] | (u & 3) << 6);
+        byte[128] = uint8_t(byte[128] | (u >> 2) << s);
+      }
     }
   }
 }
@@ -124,8 +129,10 @@ void pack_group(const MatrixView& w, const PackedMatrix& layout, uint8_t* out, i
 int32_t packed_value(const PackedMatrix& w, const uint8_t* quants, int64_t r, int k) {
   if (w.format == PackedFormat::kQ8) return quants[(k / 4) * 64 + r * 4 + k % 4];
   if (w.format == PackedFormat::kQ3) {
-    const int low = quants[(k / 16) * 64 + r * 4 + k % 4] >> (2 * (k % 16 / 4)) & 3;
-    return low | (quants[128 + r * 4 + k % 4] >> (k / 4) & 1) << 2;
+    const uint8_t* byte = quants + r * 4 + k % 4;
+    const int s = k / 4;
+    if (s < 6) return byte[s / 2 * 64] >> 3 * (s % 2) & 7;
+    return byte[(s - 6) * 64] >> 6 | (byte[128] >> s & 1) << 2;
   }
   const uint8_t byte = quants[((k % 16) / 4) * 64 + r * 4 + k % 4];
   const int nibble = k < 16 ? byte & 15 : byte >> 4;
@@ -140,8 +147,8 @@ float packed_scale(const PackedMatrix& w, int64_t g, int64_t b, int64_t r, int h
     return fp16_to_fp32(d);
   }
   std::memcpy(&d, w.super_scales(g, b) + r * 2, 2);
-  const int sub = w.format == PackedFormat::kQ3 ? 16 * h : 0;
-  return fp16_to_fp32(d) * float(int8_t(w.scales(g, b)[sub + r]));
+  const int64_t i = w.format == PackedFormat::kQ3 ? 2 * r + h : r;
+  return fp16_to_fp32(d) * float(int8_t(w.scales(g, b)[i]));
 }
 
 constexpr int64_t kMinParallelWork = 1 << 16;
@@ -166,7 +173,7 @@ int64_t amx_min_tokens(DType type) {
 PackedKernel kernel_for(DType type, int64_t n_tokens) {
   const Isa isa = active_isa();
   if (isa >= Isa::Amx && !vnni_only(type) && n_tokens >= amx_min_tokens(type)) return packed_kernel_amx;
-  if (isa >= Isa::Vnni) return packed_kernel_vnni;
+  if (isa >= Isa::Vnni && (type != DType::Q3_K || has_gfni())) return packed_kernel_vnni;
   // Q3_K reaches here only with a slower path forced after packing (tests).
   return isa >= Isa::Avx2 && type != DType::Q3_K ? packed_kernel_avx2 : packed_kernel_scalar;
 }
@@ -180,8 +187,8 @@ bool packed_bf16_tiles(DType type, int64_t n_tokens) {
 }
 
 bool packing_helps(const MatrixView& w) {
-  const Isa min_isa = w.type == DType::Q3_K ? Isa::Vnni : Isa::Avx2;  // see packed_gemm_avx2.cpp
-  return packs(w.type) && w.cols % kQK == 0 && w.rows > 0 && active_isa() >= min_isa;
+  if (w.type == DType::Q3_K && !(active_isa() >= Isa::Vnni && has_gfni())) return false;  // packed_gemm_q3_gfni.cpp
+  return packs(w.type) && w.cols % kQK == 0 && w.rows > 0 && active_isa() >= Isa::Avx2;
 }
 
 uint64_t packed_bytes(const MatrixView& w) {

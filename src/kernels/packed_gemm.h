@@ -42,7 +42,7 @@ constexpr int64_t kPackRows = 16;
 
 // Whether matmul() would use a packed copy of `w` on this CPU: Q8_0, Q4_0 or
 // IQ4_XS weights and a SIMD path active (AVX2's kernel reads the same layout
-// as 8-row halves; VNNI and AMX have their own), or Q3_K weights and VNNI.
+// as 8-row halves; VNNI and AMX have their own), or Q3_K weights, VNNI and GFNI.
 bool packing_helps(const MatrixView& w);
 
 // Bytes of the packed copy of `w` (a multiple of 64).

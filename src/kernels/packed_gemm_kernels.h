@@ -45,8 +45,8 @@ struct PackedMatrix {
   }
 
   // Byte offsets in a group of block b's quants and scales (IQ4_XS, Q3_K:
-  // its int8 scales, Q3_K's two sub-blocks' 16 bytes apart), and of the fp16
-  // d of the super-block holding it.
+  // its int8 scales, Q3_K's two sub-block scales of a row side by side), and
+  // of the fp16 d of the super-block holding it.
   int64_t quant_offset(int64_t b) const {
     if (in_super_blocks()) return super_offset(b) + super_scale_bytes() + b % 8 * quant_bytes();
     return b / 2 * pair_bytes() + 2 * kPackedScaleBytes + b % 2 * quant_bytes();
@@ -98,6 +98,9 @@ void packed_kernel_scalar(const PackedMatrix& w, const PackedActs& x, int64_t n_
                           float* y);
 void packed_kernel_avx2(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y);
 void packed_kernel_vnni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y);
+// Q3_K's tiles for packed_kernel_vnni, one token block (the CPU must have GFNI: has_gfni()).
+void packed_tiles_q3_gfni(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1,
+                          float* y);
 // Needs the tile permission (cpu.h requests it when it reports Isa::Amx).
 void packed_kernel_amx(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g0, int64_t g1, float* y);
 
