@@ -68,9 +68,16 @@ Sample measure(int reps, const std::function<double()>& f) {
 uint64_t matrix_bytes(const MatrixView& w) { return row_bytes(w.type, uint64_t(w.cols)) * uint64_t(w.rows); }
 uint64_t matrix_params(const MatrixView& w) { return uint64_t(w.cols) * uint64_t(w.rows); }
 
+// One routed expert of a block (gate, up and down; experts are all of one
+// size), measured by `size`.
+template <class Size>
+uint64_t one_expert(const MoeWeights& e, Size size) {
+  return size(e.gate[0]) + size(e.up[0]) + size(e.down[0]);
+}
+
 // What one token goes through, each matrix measured by `size`: every block's
 // matrices (of a mixture-of-experts FFN, the router, the shared expert and
-// the k experts a token takes; experts are all of one size), and the output
+// the k experts a token takes), and the output
 // projection when `output`. Never the embedding table (one row of it).
 template <class Size>
 uint64_t per_token(const Model& m, Size size, bool output) {
@@ -81,7 +88,7 @@ uint64_t per_token(const Model& m, Size size, bool output) {
     const MoeWeights& e = l.moe;
     if (!e.enabled()) continue;
     total += size(e.router) + size(e.shared_gate) + size(e.shared_up) + size(e.shared_down) +
-             uint64_t(m.config().moe.n_used) * (size(e.gate[0]) + size(e.up[0]) + size(e.down[0]));
+             uint64_t(m.config().moe.n_used) * one_expert(e, size);
   }
   return total;
 }
@@ -94,13 +101,13 @@ uint64_t decode_bytes(const Model& m) { return per_token(m, matrix_bytes, true);
 // to the last token only, so its speed per parameter counts the blocks'.
 uint64_t prefill_params(const Model& m) { return per_token(m, matrix_params, false); }
 
-// Of a mixture-of-experts model, the bytes of one routed expert (gate, up and
-// down) summed over the blocks: what each expert a step runs beyond another
-// costs per block, all blocks together. 0 for a dense model.
+// Of a mixture-of-experts model, the bytes of one routed expert summed over
+// the blocks: what each expert a step runs beyond another costs per block,
+// all blocks together. 0 for a dense model.
 uint64_t expert_bytes(const Model& m) {
   uint64_t total = 0;
   for (const auto& l : m.weights().layers)
-    if (l.moe.enabled()) total += matrix_bytes(l.moe.gate[0]) + matrix_bytes(l.moe.up[0]) + matrix_bytes(l.moe.down[0]);
+    if (l.moe.enabled()) total += one_expert(l.moe, matrix_bytes);
   return total;
 }
 
