@@ -5,12 +5,13 @@
 // token, whose cold time is the reading alone. If reading and computing
 // overlap, cold(TOKENS) is near max(hot(TOKENS), cold(1)); if they take
 // turns, near the sum. Wall clock, best of several passes, three rounds:
-//   bench_overlap ROWS COLS TOKENS COPIES THREADS [q8_0|q4_0]
+//   bench_overlap ROWS COLS TOKENS COPIES THREADS [TYPE: q8_0 (default), q4_0, iq4_xs, q3_k]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,12 +49,17 @@ double product_us(const Copies& c, int count, int passes, const std::vector<floa
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: bench_overlap ROWS COLS TOKENS COPIES THREADS [q8_0|q4_0]\n");
+    std::fprintf(stderr, "usage: bench_overlap ROWS COLS TOKENS COPIES THREADS [TYPE]\n");
     return 2;
   }
   const int64_t rows = std::atoll(argv[1]), cols = std::atoll(argv[2]), n = std::max<int64_t>(1, std::atoll(argv[3]));
   const int copies = std::max(1, std::atoi(argv[4])), threads = std::atoi(argv[5]);
-  const DType type = argc > 6 && std::string(argv[6]) == "q4_0" ? DType::Q4_0 : DType::Q8_0;
+  const std::optional<DType> parsed = argc > 6 ? dtype_from_name(argv[6]) : DType::Q8_0;
+  if (!parsed) {
+    std::fprintf(stderr, "bench_overlap: unknown type %s\n", argv[6]);
+    return 2;
+  }
+  const DType type = *parsed;
   if (rows < 1 || cols < 1 || cols % 32 != 0 || threads < 1) {
     std::fprintf(stderr, "bench_overlap: ROWS and THREADS must be positive, COLS a positive multiple of 32\n");
     return 1;

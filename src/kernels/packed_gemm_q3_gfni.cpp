@@ -38,9 +38,12 @@ struct Q3Weights {
 };
 
 struct Q3Blocks {
+  static constexpr bool kReadAhead = true;
+  // Inlined into every tile: a call a block takes the accumulators through memory.
   template <int RG, int NT>
-  static void add(const PackedMatrix& w, const PackedActs& x, const uint8_t* const (&group)[RG], int64_t b,
-                  int64_t t0, __m512 (&acc)[RG][NT]) {
+  [[gnu::always_inline]] static void add(const PackedMatrix& w, const PackedActs& x,
+                                         const uint8_t* const (&group)[RG], int64_t b, int64_t t0,
+                                         __m512 (&acc)[RG][NT]) {
     __m512i first[RG][NT], second[RG][NT];
     start_sums<RG, NT>(w.offset(), x.sum16, 2 * w.blocks, 2 * b, t0, first);
     add_steps<Q3Weights, RG, NT, 0, 4>(w, x, group, b, t0, first);

@@ -40,9 +40,12 @@ struct IQ4Weights {  // Q4_0's nibbles, looked up in the codebook + 128
 // times its int8 block scale (exact in fp32).
 template <class Weights>
 struct ScaledBlocks {
+  static constexpr bool kReadAhead = !std::is_same_v<Weights, Q8Weights>;
+  // Inlined into every tile: a call a block takes the accumulators through memory.
   template <int RG, int NT>
-  static void add(const PackedMatrix& w, const PackedActs& x, const uint8_t* const (&group)[RG], int64_t b,
-                  int64_t t0, __m512 (&acc)[RG][NT]) {
+  [[gnu::always_inline]] static void add(const PackedMatrix& w, const PackedActs& x,
+                                         const uint8_t* const (&group)[RG], int64_t b, int64_t t0,
+                                         __m512 (&acc)[RG][NT]) {
     __m512i isum[RG][NT];
     __m512 dw[RG];
     start_sums<RG, NT>(w.offset(), x.sum, w.blocks, b, t0, isum);

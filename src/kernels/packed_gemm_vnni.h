@@ -4,7 +4,8 @@
 // adds GFNI): a tile of RG groups (16 rows each) x NT tokens is accumulated
 // in registers over the whole row, so each weight vector loaded feeds NT
 // vpdpbusd and each activation broadcast feeds RG. A Blocks type adds one
-// block of a tile (Blocks::add<RG, NT>); a Weights type gives a step's 16
+// block of a tile (Blocks::add<RG, NT>) and says whether its tiles request
+// their weights ahead (Blocks::kReadAhead); a Weights type gives a step's 16
 // rows x 4 unsigned values (Weights::get).
 // Everything here has internal linkage: each including file is compiled with
 // its own target flags, and one copy must not stand in for another's.
@@ -81,8 +82,36 @@ inline void rescale(const PackedActs& x, int64_t nb, int64_t b, int64_t t0, cons
   }
 }
 
-// Groups g, g + stride, ... g + (RG - 1) * stride.
-template <class Blocks, int RG, int NT>
+// A full tile's first token tile reads its groups from memory at the pace of
+// its int8 work, and the hardware prefetcher alone stays too little ahead of
+// such a stream: the reads and the work take turns. Requesting each stream's
+// lines kReadAhead bytes ahead into L2 overlaps them (past a group's end this
+// is the next group: the next tile's in side_by_side). Cold weights, one
+// thread (bench_overlap 1536 2048 N 64 1 TYPE, docs/performance.md): Q4_0,
+// IQ4_XS and Q3_K 6-18% faster at 4-16 tokens; Q8_0, twice the bytes a
+// multiply, 5-13% slower, so a Blocks type says whether its tiles read ahead.
+constexpr int64_t kReadAhead = 2048;
+
+template <int RG>
+class ReadAhead {
+ public:
+  ReadAhead(const PackedMatrix& w, const uint8_t* const (&group)[RG])
+      : group_(group), block_bytes_(w.group_stride() / w.blocks) {}
+  // Before block b: each stream's lines up to kReadAhead bytes past its end.
+  void request(int64_t b) {
+    for (const int64_t upto = ((b + 1) * block_bytes_ + kReadAhead + 63) / 64; line_ < upto; ++line_)
+#pragma GCC unroll 16
+      for (int i = 0; i < RG; ++i) _mm_prefetch(reinterpret_cast<const char*>(group_[i] + line_ * 64), _MM_HINT_T1);
+  }
+
+ private:
+  const uint8_t* const (&group_)[RG];
+  int64_t block_bytes_, line_ = kReadAhead / 64;
+};
+
+// Groups g, g + stride, ... g + (RG - 1) * stride; Ahead: requesting the
+// weights ahead (ReadAhead) while it multiplies.
+template <class Blocks, int RG, int NT, bool Ahead>
 void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride, int64_t t0, float* y) {
   __m512 acc[RG][NT];
   const uint8_t* group[RG];
@@ -92,7 +121,15 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride,
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
   }
-  for (int64_t b = 0; b < w.blocks; ++b) Blocks::template add<RG, NT>(w, x, group, b, t0, acc);
+  if constexpr (Ahead) {
+    ReadAhead<RG> ahead(w, group);
+    for (int64_t b = 0; b < w.blocks; ++b) {
+      ahead.request(b);
+      Blocks::template add<RG, NT>(w, x, group, b, t0, acc);
+    }
+  } else {
+    for (int64_t b = 0; b < w.blocks; ++b) Blocks::template add<RG, NT>(w, x, group, b, t0, acc);
+  }
 #pragma GCC unroll 16
   for (int i = 0; i < RG; ++i) {
     const int64_t row0 = (g + i * stride) * 16;
@@ -104,7 +141,10 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride,
 
 template <class Blocks, int RG>
 void groups(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y, int64_t stride = 1) {
-  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) { tile<Blocks, RG, NT>(w, x, g, stride, t0, y); });
+  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) {
+    if (Blocks::kReadAhead && RG == kMaxGroups && t0 == 0) tile<Blocks, RG, NT, true>(w, x, g, stride, t0, y);
+    else tile<Blocks, RG, NT, false>(w, x, g, stride, t0, y);
+  });
 }
 
 // Tiles of RG groups taken side by side from RG equal parts of [g0, g1)
