@@ -22,6 +22,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/packed_gemm_kernels.h"
+#include "kernels/read_ahead.h"
 
 namespace parley {
 namespace {
@@ -72,9 +73,10 @@ struct BlockScales {  // Q8_0 and Q4_0: one fp16 scale per row and block
 };
 
 struct Q8Block : BlockScales {
+  static constexpr bool kReadAhead = false;
   template <int HALVES, int NT>
-  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
-                   Sums<HALVES, NT>& isum) {
+  [[gnu::always_inline]] static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b,
+                                          int64_t t0, Sums<HALVES, NT>& isum) {
     const int64_t nb = w.blocks;
     const int8_t* xq = x.q + (t0 * nb + b) * 32;
 #pragma GCC unroll 8
@@ -96,9 +98,10 @@ struct Q8Block : BlockScales {
 };
 
 struct Q4Block : BlockScales {  // line j holds elements 4j.. in its low nibbles and 16+4j.. in its high ones
+  static constexpr bool kReadAhead = true;
   template <int HALVES, int NT>
-  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
-                   Sums<HALVES, NT>& isum) {
+  [[gnu::always_inline]] static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b,
+                                          int64_t t0, Sums<HALVES, NT>& isum) {
     const int64_t nb = w.blocks;
     __m256i acc16[HALVES][NT] = {};
     const int8_t* xq = x.q + (t0 * nb + b) * 32;
@@ -134,9 +137,10 @@ struct Q4Block : BlockScales {  // line j holds elements 4j.. in its low nibbles
 // Q4_0's lines of codebook indices; the fp16 d of the super-block times the
 // block's int8 scale.
 struct IQ4Block {
+  static constexpr bool kReadAhead = false;
   template <int HALVES, int NT>
-  static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b, int64_t t0,
-                   Sums<HALVES, NT>& isum) {
+  [[gnu::always_inline]] static void sums(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t b,
+                                          int64_t t0, Sums<HALVES, NT>& isum) {
     const int64_t nb = w.blocks;
     const int8_t* xq = x.q + (t0 * nb + b) * 32;
     const __m256i low = _mm256_set1_epi8(0x0f);
@@ -177,11 +181,15 @@ inline void store_rows(float* y, __m256 v, int64_t rows) {
   _mm256_maskstore_ps(y, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(rows)), lane), v);
 }
 
-template <class Block, int HALVES, int NT>
+// Ahead: requesting the group's weights ahead (read_ahead.h) while it multiplies.
+template <class Block, int HALVES, int NT, bool Ahead>
 void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, float* y) {
   const int64_t nb = w.blocks;
   __m256 acc[HALVES][NT] = {};
+  const uint8_t* const stream[1] = {w.group(g)};
+  ReadAhead<1> ahead(w, stream);
   for (int64_t b = 0; b < nb; ++b) {
+    if constexpr (Ahead) ahead.request(b);
     Sums<HALVES, NT> isum = {};
     Block::template sums<HALVES, NT>(w, x, g, b, t0, isum);
 #pragma GCC unroll 8
@@ -206,7 +214,10 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
 // One group (both halves) for every token, a tile of tokens at a time.
 template <class Block>
 void group(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
-  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) { tile<Block, kMaxHalves, NT>(w, x, g, t0, y); });
+  for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) {
+    if (Block::kReadAhead && t0 == 0) tile<Block, kMaxHalves, NT, true>(w, x, g, t0, y);
+    else tile<Block, kMaxHalves, NT, false>(w, x, g, t0, y);
+  });
 }
 
 }  // namespace

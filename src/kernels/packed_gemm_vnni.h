@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "kernels/packed_gemm_kernels.h"
+#include "kernels/read_ahead.h"
 
 namespace parley {
 namespace {
@@ -81,33 +82,6 @@ inline void rescale(const PackedActs& x, int64_t nb, int64_t b, int64_t t0, cons
       acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[i][t]), _mm512_mul_ps(dw[i], dx), acc[i][t]);
   }
 }
-
-// A full tile's first token tile reads its groups from memory at the pace of
-// its int8 work, and the hardware prefetcher alone stays too little ahead of
-// such a stream: the reads and the work take turns. Requesting each stream's
-// lines kReadAhead bytes ahead into L2 overlaps them (past a group's end this
-// is the next group: the next tile's in side_by_side). Cold weights, one
-// thread (bench_overlap 1536 2048 N 64 1 TYPE, docs/performance.md): Q4_0,
-// IQ4_XS and Q3_K 6-18% faster at 4-16 tokens; Q8_0, twice the bytes a
-// multiply, 5-13% slower, so a Blocks type says whether its tiles read ahead.
-constexpr int64_t kReadAhead = 2048;
-
-template <int RG>
-class ReadAhead {
- public:
-  ReadAhead(const PackedMatrix& w, const uint8_t* const (&group)[RG])
-      : group_(group), block_bytes_(w.group_stride() / w.blocks) {}
-  // Before block b: each stream's lines up to kReadAhead bytes past its end.
-  void request(int64_t b) {
-    for (const int64_t upto = ((b + 1) * block_bytes_ + kReadAhead + 63) / 64; line_ < upto; ++line_)
-#pragma GCC unroll 16
-      for (int i = 0; i < RG; ++i) _mm_prefetch(reinterpret_cast<const char*>(group_[i] + line_ * 64), _MM_HINT_T1);
-  }
-
- private:
-  const uint8_t* const (&group_)[RG];
-  int64_t block_bytes_, line_ = kReadAhead / 64;
-};
 
 // Groups g, g + stride, ... g + (RG - 1) * stride; Ahead: requesting the
 // weights ahead (ReadAhead) while it multiplies.
