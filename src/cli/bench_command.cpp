@@ -77,8 +77,8 @@ uint64_t one_expert(const MoeWeights& e, Size size) {
 
 // What one token goes through, each matrix measured by `size`: every block's
 // matrices (of a mixture-of-experts FFN, the router, the shared expert and
-// the k experts a token takes), and the output
-// projection when `output`. Never the embedding table (one row of it).
+// the k experts a token takes), and the output projection when `output`.
+// Never the embedding table (one row of it).
 template <class Size>
 uint64_t per_token(const Model& m, Size size, bool output) {
   const Weights& w = m.weights();

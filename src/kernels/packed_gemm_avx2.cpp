@@ -187,9 +187,9 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
   const int64_t nb = w.blocks;
   __m256 acc[HALVES][NT] = {};
   const uint8_t* const stream[1] = {w.group(g)};
-  ReadAhead<1> ahead(w, stream);
+  ReadAhead<1, Ahead> ahead(w, stream);
   for (int64_t b = 0; b < nb; ++b) {
-    if constexpr (Ahead) ahead.request(b);
+    ahead.request(b);
     Sums<HALVES, NT> isum = {};
     Block::template sums<HALVES, NT>(w, x, g, b, t0, isum);
 #pragma GCC unroll 8

@@ -95,14 +95,10 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride,
 #pragma GCC unroll 16
     for (int t = 0; t < NT; ++t) acc[i][t] = _mm512_setzero_ps();
   }
-  if constexpr (Ahead) {
-    ReadAhead<RG> ahead(w, group);
-    for (int64_t b = 0; b < w.blocks; ++b) {
-      ahead.request(b);
-      Blocks::template add<RG, NT>(w, x, group, b, t0, acc);
-    }
-  } else {
-    for (int64_t b = 0; b < w.blocks; ++b) Blocks::template add<RG, NT>(w, x, group, b, t0, acc);
+  ReadAhead<RG, Ahead> ahead(w, group);
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    ahead.request(b);
+    Blocks::template add<RG, NT>(w, x, group, b, t0, acc);
   }
 #pragma GCC unroll 16
   for (int i = 0; i < RG; ++i) {

@@ -6,7 +6,7 @@
 // kReadAheadBytes ahead into L2 overlaps them (past a group's end this is
 // the next group, which the kernels take next). Cold weights, one thread
 // (bench_overlap 1536 2048 N 64 1 TYPE, docs/performance.md): AVX512-VNNI
-// Q4_0, IQ4_XS and Q3_K 6-18% faster at 4-16 tokens, Q8_0 (twice the bytes a
+// Q4_0, IQ4_XS and Q3_K 7-18% faster at 4-16 tokens, Q8_0 (twice the bytes a
 // multiply) 5-13% slower; AVX2 Q4_0 13-18% faster at 8-16 tokens, Q8_0 slower
 // and IQ4_XS no faster. So each kernel's block type says whether its tiles
 // read ahead (kReadAhead).
@@ -21,17 +21,19 @@ namespace {
 
 constexpr int64_t kReadAheadBytes = 2048;
 
-// RG streams starting at group[i], read block by block.
-template <int RG>
+// RG streams starting at group[i], read block by block; with On false,
+// request() does nothing (a tile compiled without read-ahead).
+template <int RG, bool On>
 class ReadAhead {
  public:
   ReadAhead(const PackedMatrix& w, const uint8_t* const (&group)[RG])
       : group_(group), block_bytes_(w.group_stride() / w.blocks) {}
   // Before block b: each stream's lines up to kReadAheadBytes past its end.
   void request(int64_t b) {
-    for (const int64_t upto = ((b + 1) * block_bytes_ + kReadAheadBytes + 63) / 64; line_ < upto; ++line_)
+    if constexpr (On)
+      for (const int64_t upto = ((b + 1) * block_bytes_ + kReadAheadBytes + 63) / 64; line_ < upto; ++line_)
 #pragma GCC unroll 16
-      for (int i = 0; i < RG; ++i) __builtin_prefetch(group_[i] + line_ * 64, 0, 2);  // into L2
+        for (int i = 0; i < RG; ++i) __builtin_prefetch(group_[i] + line_ * 64, 0, 2);  // into L2
   }
 
  private:
