@@ -215,8 +215,9 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t t0, flo
 template <class Block>
 void group(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y) {
   for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) {
-    if (Block::kReadAhead && t0 == 0) tile<Block, kMaxHalves, NT, true>(w, x, g, t0, y);
-    else tile<Block, kMaxHalves, NT, false>(w, x, g, t0, y);
+    if constexpr (Block::kReadAhead)
+      if (t0 == 0) return tile<Block, kMaxHalves, NT, true>(w, x, g, t0, y);
+    tile<Block, kMaxHalves, NT, false>(w, x, g, t0, y);
   });
 }
 

@@ -112,8 +112,9 @@ void tile(const PackedMatrix& w, const PackedActs& x, int64_t g, int64_t stride,
 template <class Blocks, int RG>
 void groups(const PackedMatrix& w, const PackedActs& x, int64_t n_tokens, int64_t g, float* y, int64_t stride = 1) {
   for_token_tiles<kMaxTokens>(n_tokens, [&]<int NT>(int64_t t0) {
-    if (Blocks::kReadAhead && RG == kMaxGroups && t0 == 0) tile<Blocks, RG, NT, true>(w, x, g, stride, t0, y);
-    else tile<Blocks, RG, NT, false>(w, x, g, stride, t0, y);
+    if constexpr (Blocks::kReadAhead && RG == kMaxGroups)
+      if (t0 == 0) return tile<Blocks, RG, NT, true>(w, x, g, stride, t0, y);
+    tile<Blocks, RG, NT, false>(w, x, g, stride, t0, y);
   });
 }
 
